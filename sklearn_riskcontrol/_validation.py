@@ -1,0 +1,123 @@
+"""Input checks shared by every public function and estimator.
+
+One place for the checks and messages of DESIGN.md "Inputs and errors": every message names the
+argument and says what a valid value looks like, so a user never sees a traceback from deep inside
+NumPy.
+"""
+
+import numbers
+import warnings
+
+import numpy as np
+
+__all__ = [
+    "RiskControlWarning",
+    "check_level",
+    "check_risks",
+    "check_scores",
+    "check_weights",
+    "check_same_length",
+    "check_nonempty",
+]
+
+
+class RiskControlWarning(UserWarning):
+    """Warning raised when nothing can be certified / deployed, saying why."""
+
+
+def warn(message):
+    """Emit a :class:`RiskControlWarning` pointing at the user's call site."""
+    warnings.warn(message, RiskControlWarning, stacklevel=3)
+
+
+def check_level(value, name, *, low=0.0, high=1.0):
+    """Return ``value`` as a float in the open interval ``(low, high)``.
+
+    Used for ``alpha`` (tolerated risk / miscoverage), ``delta`` (failure probability) and
+    ``gamma``.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"`{name}` must be a real number in ({low:g}, {high:g}); got {value!r}.")
+    value = float(value)
+    if not (low < value < high):
+        raise ValueError(
+            f"`{name}` must lie in the open interval ({low:g}, {high:g}); got {value!r}."
+        )
+    return value
+
+
+def _as_1d_float(values, name):
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"`{name}` must be a 1-d array of numbers; got a string.")
+    try:
+        arr = np.asarray(values, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"`{name}` must be a 1-d array of numbers ({exc}).") from None
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
+    if arr.ndim != 1:
+        if arr.ndim == 2 and 1 in arr.shape:
+            arr = arr.ravel()
+        else:
+            raise ValueError(f"`{name}` must be 1-d; got an array of shape {arr.shape}.")
+    return arr
+
+
+def check_scores(values, name):
+    """Return finite scores as a 1-d float array."""
+    arr = _as_1d_float(values, name)
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"`{name}` must be finite; entry {i} is {arr[i]!r} "
+            f"({int(bad.sum())} non-finite value(s) in total)."
+        )
+    return arr
+
+
+def check_risks(values, name):
+    """Return per-sample risks/losses as a 1-d float array, checked to lie in [0, 1]."""
+    arr = _as_1d_float(values, name)
+    if np.isnan(arr).any():
+        i = int(np.flatnonzero(np.isnan(arr))[0])
+        raise ValueError(f"`{name}` contains NaN (first at entry {i}); risks must lie in [0, 1].")
+    out = (arr < 0) | (arr > 1)
+    if out.any():
+        i = int(np.flatnonzero(out)[0])
+        raise ValueError(
+            f"`{name}` must lie in [0, 1]; entry {i} is {arr[i]!r}. Rescale or clip the loss "
+            "(e.g. make_risk('squared', scale=...)) so that it is bounded by 1."
+        )
+    return arr
+
+
+def check_weights(values, name, n):
+    """Return strictly positive finite weights of length ``n`` (``None`` stays ``None``)."""
+    if values is None:
+        return None
+    arr = _as_1d_float(values, name)
+    if arr.shape[0] != n:
+        raise ValueError(f"`{name}` has {arr.shape[0]} entries; expected {n}.")
+    bad = ~np.isfinite(arr) | (arr <= 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"`{name}` must be strictly positive and finite (covariate-shift density ratios); "
+            f"entry {i} is {arr[i]!r}."
+        )
+    return arr
+
+
+def check_same_length(**arrays):
+    """Raise if the named 1-d arrays do not all have the same length."""
+    lengths = {name: len(a) for name, a in arrays.items()}
+    if len(set(lengths.values())) > 1:
+        desc = ", ".join(f"`{k}` has {v}" for k, v in lengths.items())
+        raise ValueError(f"Mismatched lengths: {desc}; they must be equal.")
+
+
+def check_nonempty(arr, name, what="calibration"):
+    """Raise if ``arr`` has no entries."""
+    if len(arr) == 0:
+        raise ValueError(f"`{name}` is empty: at least one {what} point is required.")

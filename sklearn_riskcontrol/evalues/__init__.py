@@ -1,0 +1,19 @@
+"""Array layer: e-values, betting, multiple testing and bounds on plain NumPy arrays.
+
+This is what users with precomputed loss/score tables call, what the estimators call, and what
+the benchmarks time. No scikit-learn estimators and no I/O live here.
+"""
+
+from .conformal import mdr_decisions, mdr_evalues, sdr_evalues
+from .testing import bh, bonferroni, boost_evalues, ebh, fixed_sequence
+
+__all__ = [
+    "mdr_decisions",
+    "mdr_evalues",
+    "sdr_evalues",
+    "ebh",
+    "bh",
+    "boost_evalues",
+    "fixed_sequence",
+    "bonferroni",
+]

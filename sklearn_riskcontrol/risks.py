@@ -1,0 +1,140 @@
+"""Bounded per-sample risks (losses in [0, 1]) shared by every method.
+
+A risk maps ``(y_true, y_pred)`` to an array of losses in ``[0, 1]``. It is SCoRE's ``L``,
+R-AutoEval+'s loss and the ``risk`` option of every estimator in the library. Build one with
+:func:`make_risk` from a name or a callable; the result checks its own output range.
+"""
+
+import numpy as np
+
+from ._validation import check_risks
+
+__all__ = ["Risk", "make_risk", "RISK_NAMES"]
+
+
+def _zero_one(y_true, y_pred):
+    return (np.asarray(y_true) != np.asarray(y_pred)).astype(float)
+
+
+def _squared(y_true, y_pred, *, scale=1.0):
+    diff = np.asarray(y_true, dtype=float) - np.asarray(y_pred, dtype=float)
+    return np.clip(diff * diff / scale, 0.0, 1.0)
+
+
+def _absolute(y_true, y_pred, *, tolerance):
+    diff = np.abs(np.asarray(y_true, dtype=float) - np.asarray(y_pred, dtype=float))
+    return (diff > tolerance).astype(float)
+
+
+def _threshold(y_true, y_pred, *, threshold):
+    # Conformal selection's binary risk 1{y <= c}: deploying is "wrong" when the outcome is low.
+    return (np.asarray(y_true, dtype=float) <= threshold).astype(float)
+
+
+_BUILTIN = {
+    "zero_one": (_zero_one, {}),
+    "squared": (_squared, {"scale": 1.0}),
+    "absolute": (_absolute, {"tolerance": None}),
+    "threshold": (_threshold, {"threshold": None}),
+}
+RISK_NAMES = tuple(_BUILTIN)
+
+
+class Risk:
+    """A bounded per-sample risk ``(y_true, y_pred) -> array in [0, 1]``.
+
+    Instances are picklable (no lambdas) and compare equal when built from the same name and
+    parameters, so they behave well as estimator parameters under ``clone``.
+
+    Parameters
+    ----------
+    func : callable
+        ``func(y_true, y_pred, **params)`` returning one loss per sample.
+    name : str
+        A short description, used in ``repr`` and error messages.
+    **params
+        Keyword arguments passed to ``func``.
+    """
+
+    def __init__(self, func, name=None, **params):
+        self.func = func
+        self.name = name or getattr(func, "__name__", "risk")
+        self.params = params
+
+    def __call__(self, y_true, y_pred):
+        values = self.func(y_true, y_pred, **self.params)
+        values = check_risks(values, f"risk '{self.name}' output")
+        if len(values) != len(y_true):
+            raise ValueError(
+                f"risk '{self.name}' returned {len(values)} values for {len(y_true)} samples; "
+                "it must return one loss per sample."
+            )
+        return values
+
+    def __repr__(self):
+        args = "".join(f", {k}={v!r}" for k, v in self.params.items())
+        return f"make_risk({self.name!r}{args})"
+
+    def __eq__(self, other):
+        return (
+            isinstance(other, Risk)
+            and self.func is other.func
+            and self.name == other.name
+            and self.params == other.params
+        )
+
+    def __hash__(self):
+        return hash((self.name, tuple(sorted(self.params.items()))))
+
+
+def make_risk(risk, **params):
+    """Build a bounded risk from a name or a callable.
+
+    Parameters
+    ----------
+    risk : {"zero_one", "squared", "absolute", "threshold"}, callable or Risk
+        - ``"zero_one"``: ``1{y_pred != y_true}`` (classification error).
+        - ``"squared"``: ``min((y_true - y_pred)^2 / scale, 1)``; pass ``scale`` (default 1).
+        - ``"absolute"``: ``1{|y_true - y_pred| > tolerance}``; pass ``tolerance``.
+        - ``"threshold"``: ``1{y_true <= threshold}`` (conformal selection's binary risk: deploying
+          on a unit whose outcome is at most ``threshold`` counts as an error); pass ``threshold``.
+        - a callable ``(y_true, y_pred) -> array``; its output is checked to lie in [0, 1] on
+          every call.
+        - an existing :class:`Risk` is returned unchanged.
+    **params
+        Parameters of the named risk.
+
+    Returns
+    -------
+    Risk
+
+    Examples
+    --------
+    >>> from sklearn_riskcontrol.risks import make_risk
+    >>> make_risk("squared", scale=4.0)([0.0, 1.0, 5.0], [0.0, 0.0, 0.0])
+    array([0.  , 0.25, 1.  ])
+    >>> make_risk("zero_one")(["a", "b"], ["a", "c"])
+    array([0., 1.])
+    """
+    if isinstance(risk, Risk):
+        if params:
+            raise TypeError("Parameters cannot be given together with an existing Risk.")
+        return risk
+    if callable(risk):
+        return Risk(risk, **params)
+    if not isinstance(risk, str) or risk not in _BUILTIN:
+        raise ValueError(
+            f"Unknown risk {risk!r}; use one of {list(RISK_NAMES)} or a callable "
+            "(y_true, y_pred) -> array of losses in [0, 1]."
+        )
+    func, defaults = _BUILTIN[risk]
+    unknown = set(params) - set(defaults)
+    if unknown:
+        raise TypeError(f"Risk {risk!r} takes parameters {sorted(defaults)}; got {sorted(unknown)}.")
+    merged = {**defaults, **params}
+    missing = [k for k, v in merged.items() if v is None]
+    if missing:
+        raise TypeError(f"Risk {risk!r} needs the parameter(s) {missing}, e.g. make_risk({risk!r}, {missing[0]}=...).")
+    if risk == "squared" and not (np.isfinite(merged["scale"]) and merged["scale"] > 0):
+        raise ValueError(f"`scale` must be a positive number; got {merged['scale']!r}.")
+    return Risk(func, name=risk, **merged)

@@ -1,0 +1,22 @@
+"""The README's two set-up commands are exactly what CI runs."""
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _readme_commands():
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## Set-up (exactly two commands)", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```bash\n(.+?)\n```", section)
+
+
+def test_readme_has_exactly_two_setup_commands():
+    assert len(_readme_commands()) == 2
+
+
+def test_ci_runs_the_readme_commands_verbatim():
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    for command in _readme_commands():
+        assert command in ci, f"{command!r} is not a line of .ci/run"
