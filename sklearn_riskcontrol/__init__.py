@@ -2,8 +2,27 @@
 
 __version__ = "0.1.0.dev0"
 
-from . import evalues, risks  # noqa: E402
+from . import evalues, metrics, risks  # noqa: E402
 from ._validation import RiskControlWarning  # noqa: E402
 from .risks import make_risk  # noqa: E402
+from .selective import (  # noqa: E402
+    ConcentrationMDR,
+    ConcentrationSDR,
+    RewardAwareScore,
+    SCoREMDR,
+    SCoRESDR,
+)
 
-__all__ = ["evalues", "risks", "make_risk", "RiskControlWarning", "__version__"]
+__all__ = [
+    "SCoREMDR",
+    "SCoRESDR",
+    "ConcentrationMDR",
+    "ConcentrationSDR",
+    "RewardAwareScore",
+    "evalues",
+    "metrics",
+    "risks",
+    "make_risk",
+    "RiskControlWarning",
+    "__version__",
+]

@@ -25,9 +25,9 @@ class RiskControlWarning(UserWarning):
     """Warning raised when nothing can be certified / deployed, saying why."""
 
 
-def warn(message):
-    """Emit a :class:`RiskControlWarning` pointing at the user's call site."""
-    warnings.warn(message, RiskControlWarning, stacklevel=3)
+def warn(message, stacklevel=3):
+    """Emit a :class:`RiskControlWarning`; ``stacklevel`` should point at the user's call."""
+    warnings.warn(message, RiskControlWarning, stacklevel=stacklevel)
 
 
 def check_level(value, name, *, low=0.0, high=1.0):

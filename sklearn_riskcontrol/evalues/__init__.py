@@ -4,6 +4,7 @@ This is what users with precomputed loss/score tables call, what the estimators 
 the benchmarks time. No scikit-learn estimators and no I/O live here.
 """
 
+from .bounds import ConcentrationResult, concentration_threshold
 from .conformal import mdr_decisions, mdr_evalues, sdr_evalues
 from .testing import bh, bonferroni, boost_evalues, ebh, fixed_sequence
 
@@ -16,4 +17,6 @@ __all__ = [
     "boost_evalues",
     "fixed_sequence",
     "bonferroni",
+    "concentration_threshold",
+    "ConcentrationResult",
 ]

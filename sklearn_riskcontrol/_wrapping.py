@@ -1,0 +1,72 @@
+"""Helpers for meta-estimators that wrap already fitted models (shared by every estimator)."""
+
+import numpy as np
+import scipy.sparse as sp
+from joblib import Parallel, delayed
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.utils import _safe_indexing
+from sklearn.utils.validation import check_is_fitted
+
+__all__ = ["is_fitted", "fit_clone", "chunked_call", "copy_feature_info", "n_rows", "indexable_rows"]
+
+
+def is_fitted(estimator):
+    """True if ``estimator`` is a fitted scikit-learn estimator."""
+    try:
+        check_is_fitted(estimator)
+    except (NotFittedError, TypeError):
+        return False
+    return True
+
+
+def fit_clone(estimator, X, y, name):
+    """Fit a clone of an unfitted ``estimator`` (the user's object is never modified)."""
+    if not hasattr(estimator, "fit"):
+        raise TypeError(f"`{name}` must be a scikit-learn estimator with `fit`; got {estimator!r}.")
+    return clone(estimator).fit(X, y)
+
+
+def indexable_rows(X):
+    """``X`` in a form whose rows can be selected (sparse formats such as DIA/COO become CSR)."""
+    if sp.issparse(X) and X.format not in ("csr", "csc"):
+        return X.tocsr()
+    return X
+
+
+def n_rows(X):
+    """Number of rows of array-like or DataFrame ``X``."""
+    return X.shape[0] if hasattr(X, "shape") else len(X)
+
+
+def chunked_call(func, X, n_jobs=None):
+    """``func(X)`` evaluated on row chunks of ``X`` in parallel with joblib, concatenated.
+
+    Used for per-sample predictions and per-test-point e-value work, which are independent across
+    rows; any joblib backend (loky, threading, dask, ray) can run it.
+    """
+    n = n_rows(X)
+    if n_jobs in (None, 1) or n < 2:
+        return func(X)
+    from joblib import effective_n_jobs
+
+    X = indexable_rows(X)
+    n_chunks = min(effective_n_jobs(n_jobs), n)
+    bounds = np.linspace(0, n, n_chunks + 1).astype(int)
+    parts = Parallel(n_jobs=n_jobs)(
+        delayed(func)(_safe_indexing(X, np.arange(a, b))) for a, b in zip(bounds[:-1], bounds[1:])
+    )
+    return np.concatenate([np.asarray(p) for p in parts])
+
+
+def copy_feature_info(target, model, X):
+    """Set ``n_features_in_`` / ``feature_names_in_`` on ``target`` from the wrapped model or X."""
+    for attr in ("n_features_in_", "feature_names_in_"):
+        if hasattr(target, attr):
+            delattr(target, attr)
+    if hasattr(model, "n_features_in_"):
+        target.n_features_in_ = model.n_features_in_
+    elif hasattr(X, "shape") and len(X.shape) == 2:
+        target.n_features_in_ = X.shape[1]
+    if hasattr(model, "feature_names_in_"):
+        target.feature_names_in_ = model.feature_names_in_

@@ -1,0 +1,777 @@
+"""Selective deployment of a fitted model with risk control (SCoRE) and concentration baselines.
+
+Estimator layer of SCoRE (Bai & Jin): wrap any *fitted* regressor or classifier, calibrate on
+labeled data, then ``decide(X)`` returns which test points the model may be deployed on.
+
+* :class:`SCoREMDR` controls the marginal deployment risk ``E[L_j 1{deploy j}] <= alpha``.
+* :class:`SCoRESDR` controls the selective deployment risk (risk among deployed points, FDR-like)
+  ``E[sum_j L_j 1{deploy j} / max(1, #deployed)] <= alpha`` over a test batch.
+* :class:`ConcentrationMDR` / :class:`ConcentrationSDR`: Hoeffding / Rademacher baselines of the
+  paper's App. D.4 (PAC-type guarantees only), for power comparisons.
+
+Guarantees hold in finite samples when calibration and test data are exchangeable (weighted
+exchangeability with known covariate-shift density ratios; asymptotically with estimated ones),
+whatever the quality of the model and of the score. The wrapped model is never refitted.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context
+from sklearn.model_selection import train_test_split
+from sklearn.utils import _safe_indexing, check_random_state, get_tags
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted
+
+from ._validation import check_scores, check_weights, warn
+from ._wrapping import (
+    chunked_call,
+    copy_feature_info,
+    fit_clone,
+    indexable_rows,
+    is_fitted,
+    n_rows,
+)
+from .evalues.bounds import concentration_threshold
+from .evalues.conformal import mdr_decisions, mdr_evalues, sdr_evalues
+from .evalues.testing import boost_evalues, ebh
+from .risks import RISK_NAMES, make_risk
+
+__all__ = [
+    "SCoREMDR",
+    "SCoRESDR",
+    "ConcentrationMDR",
+    "ConcentrationSDR",
+    "RewardAwareScore",
+]
+
+
+class RewardAwareScore:
+    """Score recipe ranking test points by risk per unit of reward (paper Thms. 4.6 and 5.8).
+
+    The asymptotically optimal score for MDR ranks by ``l(x) / r(x)``; for SDR by
+    ``(l(x) - alpha) / r(x)``, where ``l`` predicts the risk and ``r`` the reward of deploying.
+    Pass an instance as ``risk_score=`` (smaller = safer).
+
+    Parameters
+    ----------
+    risk_predictor : fitted estimator with ``predict``
+        Predicts the risk ``l(x)`` (in [0, 1]).
+    reward_predictor : fitted estimator with ``predict``
+        Predicts the reward ``r(x) > 0`` of deploying on ``x``.
+    target : {"mdr", "sdr"}, default="mdr"
+    alpha : float, optional
+        Required for ``target="sdr"``: the level used by :class:`SCoRESDR`.
+    min_reward : float, default=1e-6
+        Rewards are clipped below at this value before dividing.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.dummy import DummyRegressor
+    >>> from sklearn_riskcontrol.selective import RewardAwareScore
+    >>> X = np.zeros((3, 1))
+    >>> l_hat = DummyRegressor(strategy="constant", constant=0.2).fit(X, [0, 0, 0])
+    >>> r_hat = DummyRegressor(strategy="constant", constant=0.5).fit(X, [0, 0, 0])
+    >>> RewardAwareScore(l_hat, r_hat, target="sdr", alpha=0.1)(X)
+    array([0.2, 0.2, 0.2])
+    """
+
+    def __init__(self, risk_predictor, reward_predictor, *, target="mdr", alpha=None, min_reward=1e-6):
+        if target not in ("mdr", "sdr"):
+            raise ValueError(f"`target` must be 'mdr' or 'sdr'; got {target!r}.")
+        if target == "sdr" and alpha is None:
+            raise ValueError("The SDR recipe (l - alpha) / r needs `alpha` (the level of SCoRESDR).")
+        self.risk_predictor = risk_predictor
+        self.reward_predictor = reward_predictor
+        self.target = target
+        self.alpha = alpha
+        self.min_reward = min_reward
+
+    def __call__(self, X):
+        risk = np.asarray(self.risk_predictor.predict(X), dtype=float)
+        reward = np.maximum(np.asarray(self.reward_predictor.predict(X), dtype=float), self.min_reward)
+        if self.target == "sdr":
+            risk = risk - self.alpha
+        return risk / reward
+
+
+def _estimator_has(attr):
+    def check(self):
+        model = getattr(self, "estimator_", self.estimator)
+        return hasattr(model, attr)
+
+    return check
+
+
+class _DeploymentBase(MetaEstimatorMixin, BaseEstimator):
+    """Shared calibration logic: risks, scores, covariate-shift weights of calibration rows."""
+
+    _parameter_constraints = {
+        "estimator": [HasMethods(["predict"])],
+        "risk": [StrOptions(set(RISK_NAMES)), callable],
+        "risk_score": [StrOptions({"proba"}), HasMethods(["predict"]), callable],
+        "alpha": [Interval(Real, 0, 1, closed="neither")],
+        "calib_size": [Interval(Real, 0, 1, closed="neither")],
+        "random_state": ["random_state"],
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
+    }
+    _supports_shift = True
+
+    # -- calibration -------------------------------------------------------------------------
+    def _needs_fitting(self, obj):
+        return hasattr(obj, "fit") and hasattr(obj, "get_params") and not is_fitted(obj)
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y, *, shift_weights=None, X_target=None):
+        """Calibrate on labeled data ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Calibration inputs, passed untouched to the wrapped model.
+        y : array-like of shape (n_samples,)
+            Calibration labels.
+        shift_weights : array-like of shape (n_samples,), optional
+            Covariate-shift density ratios ``w(x) = dQ/dP(x) > 0`` of these rows (test
+            distribution Q over calibration distribution P). Only ratios matter: any common
+            scale is fine. If given, ``decide`` needs the test rows' ratios too.
+        X_target : array-like, optional
+            Unlabeled rows from the test distribution, used to fit an unfitted
+            ``weight_estimator`` (they must not be the rows you will decide on).
+
+        Returns
+        -------
+        self
+        """
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None: "
+                "calibration needs labels to measure the model's risk."
+            )
+        y = np.asarray(y)
+        X = indexable_rows(X)
+        n = n_rows(X)
+        if n != len(y):
+            raise ValueError(f"`X` has {n} rows but `y` has {len(y)} entries; they must be equal.")
+        if n == 0:
+            raise ValueError("`X` is empty: at least one calibration point is required.")
+        if shift_weights is not None and not self._supports_shift:
+            raise ValueError(f"{type(self).__name__} does not support covariate-shift weights.")
+        self.risk_ = make_risk(self.risk)
+        weight_est = getattr(self, "weight_estimator", None)
+        if shift_weights is not None and weight_est is not None:
+            raise ValueError("Give either `shift_weights` or a `weight_estimator`, not both.")
+        shift_weights = check_weights(shift_weights, "shift_weights", n)
+
+        to_fit = [o for o in (self.estimator, self.risk_score, weight_est) if self._needs_fitting(o)]
+        if to_fit:
+            idx_train, idx_cal = train_test_split(
+                np.arange(n), test_size=self.calib_size, random_state=self.random_state
+            )
+            if len(idx_train) == 0 or len(idx_cal) == 0:
+                raise ValueError(
+                    f"Cannot split {n} rows into a fitting part and a calibration part; pass "
+                    "fitted models (e.g. sklearn.frozen.FrozenEstimator(model)) or more data."
+                )
+            self._fit_missing(_safe_indexing(X, idx_train), y[idx_train], X_target)
+        else:
+            idx_cal = np.arange(n)
+            self._fit_missing(None, None, X_target)
+        X_cal, y_cal = _safe_indexing(X, idx_cal), y[idx_cal]
+
+        self.cal_risks_ = self.risk_(y_cal, self._predict(X_cal))
+        self.cal_scores_ = self._scores(X_cal)
+        if shift_weights is not None:
+            self.cal_weights_ = shift_weights[idx_cal]
+        elif self.weight_estimator_ is not None:
+            self.cal_weights_ = self._estimated_weights(X_cal)
+        else:
+            self.cal_weights_ = None
+        self.n_calibration_ = len(idx_cal)
+        copy_feature_info(self, self.estimator_, X)
+        if self.verbose:
+            print(
+                f"[{type(self).__name__}] calibrated on {self.n_calibration_} rows; "
+                f"mean calibration risk {self.cal_risks_.mean():.4f}"
+                + (" (covariate-shift weighted)" if self.cal_weights_ is not None else "")
+            )
+        return self
+
+    def _fit_missing(self, X_train, y_train, X_target):
+        """Use fitted models as they are; fit clones of unfitted ones on the training split."""
+        model = self.estimator
+        if self._needs_fitting(model):
+            model = fit_clone(model, X_train, y_train, "estimator")
+        self.estimator_ = model
+        score = self.risk_score
+        if self._needs_fitting(score):
+            # The risk predictor learns the wrapped model's risk on the training split.
+            score = fit_clone(score, X_train, self.risk_(y_train, model.predict(X_train)), "risk_score")
+        elif isinstance(score, str) and not hasattr(model, "predict_proba"):
+            raise ValueError(
+                "risk_score='proba' needs a classifier with predict_proba; for a regressor pass "
+                "a fitted (or unfitted) risk predictor or a callable X -> scores (smaller = safer)."
+            )
+        self.risk_score_ = score
+        weight_est = getattr(self, "weight_estimator", None)
+        if self._needs_fitting(weight_est):
+            if X_target is None:
+                raise ValueError(
+                    "An unfitted `weight_estimator` needs `X_target` (unlabeled rows from the test "
+                    "distribution) in fit, or pass a fitted probabilistic classifier."
+                )
+            n_t = n_rows(X_target)
+            X_both = _concat_rows(X_train, X_target)
+            labels = np.r_[np.zeros(n_rows(X_train)), np.ones(n_t)]
+            weight_est = fit_clone(weight_est, X_both, labels, "weight_estimator")
+        if weight_est is not None and not hasattr(weight_est, "predict_proba"):
+            raise TypeError("`weight_estimator` must be a probabilistic classifier (predict_proba).")
+        self.weight_estimator_ = weight_est
+
+    # -- per-sample quantities -------------------------------------------------------------------
+    def _predict(self, X):
+        return chunked_call(self.estimator_.predict, X, self.n_jobs)
+
+    def _scores(self, X):
+        score = self.risk_score_
+        if isinstance(score, str):  # "proba": 1 - max class probability
+            proba = chunked_call(self.estimator_.predict_proba, X, self.n_jobs)
+            values = 1.0 - np.max(proba, axis=1)
+        elif hasattr(score, "predict"):
+            values = chunked_call(score.predict, X, self.n_jobs)
+        else:
+            values = np.asarray(score(X), dtype=float)
+        values = check_scores(values, "risk_score output")
+        if len(values) != n_rows(X):
+            raise ValueError(f"risk_score returned {len(values)} scores for {n_rows(X)} rows.")
+        return values
+
+    def _estimated_weights(self, X):
+        est = self.weight_estimator_
+        proba = chunked_call(est.predict_proba, X, self.n_jobs)
+        col = list(est.classes_).index(1) if 1 in list(est.classes_) else proba.shape[1] - 1
+        p = np.clip(proba[:, col], 1e-12, 1 - 1e-12)
+        # Only ratios of weights matter in SCoRE, so the class-prior factor is dropped.
+        return p / (1 - p)
+
+    def _test_inputs(self, X, shift_weights):
+        check_is_fitted(self, "cal_risks_")
+        scores = self._scores(X)
+        m = len(scores)
+        if shift_weights is not None:
+            if self.cal_weights_ is None:
+                raise ValueError(
+                    "`shift_weights` were given for the test rows but not for the calibration rows "
+                    "in fit; pass them in both places (or in neither)."
+                )
+            return scores, check_weights(shift_weights, "shift_weights", m)
+        if self.weight_estimator_ is not None:
+            return scores, self._estimated_weights(X)
+        if self.cal_weights_ is not None:
+            raise ValueError(
+                "fit used covariate-shift weights: pass `shift_weights` (density ratios of the test "
+                "rows) to this method as well."
+            )
+        return scores, None
+
+    # -- delegation ----------------------------------------------------------------------------
+    def predict(self, X):
+        """Predictions of the wrapped model (guarantees live in :meth:`decide`)."""
+        check_is_fitted(self, "estimator_")
+        return self.estimator_.predict(X)
+
+    @available_if(_estimator_has("predict_proba"))
+    def predict_proba(self, X):
+        """Class probabilities of the wrapped classifier."""
+        check_is_fitted(self, "estimator_")
+        return self.estimator_.predict_proba(X)
+
+    def score(self, X, y, **kwargs):
+        """Deployment rate on ``X`` (the paper's power with unit reward).
+
+        The risk side is guaranteed by construction; measure it on held-out labels with
+        :func:`sklearn_riskcontrol.metrics.realized_mdr` / ``realized_sdr`` or the scorers in
+        :mod:`sklearn_riskcontrol.metrics`. ``y`` is accepted for API compatibility.
+        """
+        return float(np.mean(self.decide(X, **kwargs)))
+
+    def _warn_nothing(self, reason):
+        warn(f"{type(self).__name__} deploys on no test point at alpha={self.alpha}: {reason}", 4)
+
+    def __sklearn_tags__(self):
+        # X goes untouched to the wrapped models: accept what all of them accept.
+        tags = super().__sklearn_tags__()
+        inner = [get_tags(o) for o in (self.estimator, self.risk_score) if hasattr(o, "get_params")]
+        tags.input_tags.sparse = all(t.input_tags.sparse for t in inner)
+        tags.input_tags.allow_nan = all(t.input_tags.allow_nan for t in inner)
+        # predict/predict_proba delegate, so describe targets like the wrapped model does. The
+        # estimator type is not copied: decision_function is a deployment margin, not a class score.
+        tags.target_tags = get_tags(self.estimator).target_tags
+        tags.classifier_tags = get_tags(self.estimator).classifier_tags
+        tags.regressor_tags = get_tags(self.estimator).regressor_tags
+        return tags
+
+
+def _concat_rows(a, b):
+    if hasattr(a, "iloc") or hasattr(b, "iloc"):
+        import pandas as pd
+
+        return pd.concat([pd.DataFrame(a), pd.DataFrame(b)], ignore_index=True)
+    return np.concatenate([np.asarray(a), np.asarray(b)])
+
+
+def _margin(evalues, threshold, decided):
+    """log(E / threshold) with its sign forced to agree with the exact decision."""
+    with np.errstate(divide="ignore"):
+        margin = np.log(evalues) - np.log(threshold)
+    margin = np.where(decided, np.maximum(margin, 0.0), np.minimum(margin, np.nextafter(0.0, -1.0)))
+    return margin
+
+
+_SCORE_DOC_PARAMS = """
+    estimator : estimator with ``predict``
+        The model to deploy, already fitted (wrap it in
+        :class:`sklearn.frozen.FrozenEstimator` to keep it fitted through ``clone`` /
+        ``GridSearchCV``). An unfitted estimator is fitted on a ``1 - calib_size`` split of the
+        data passed to ``fit``.
+    risk : {"zero_one", "squared", "absolute", "threshold"}, callable or Risk, default="zero_one"
+        Per-sample risk ``L = risk(y_true, y_pred)`` in [0, 1]; see
+        :func:`sklearn_riskcontrol.risks.make_risk` for parameters (e.g. the squared-error scale).
+    risk_score : "proba", estimator with ``predict``, or callable, default="proba"
+        Score ``s(x)``, smaller = safer: ``"proba"`` is ``1 - max predict_proba`` (classifiers);
+        an estimator predicting the risk (fitted; an unfitted one is fitted on the training
+        split to predict the wrapped model's risk); or a callable ``X -> scores`` such as
+        :class:`RewardAwareScore`. The guarantee holds for any score; a good one gives power.
+    alpha : float in (0, 1), default=0.1
+        Target risk level."""
+
+
+def _shared_params(cls):
+    cls.__doc__ = cls.__doc__.replace("__SHARED_PARAMS__", _SCORE_DOC_PARAMS)
+    return cls
+
+
+@_shared_params
+class SCoREMDR(_DeploymentBase):
+    """SCoRE with marginal deployment risk (MDR) control.
+
+    Deploys test point ``j`` iff its conformal risk-adjusted e-value is at least ``1/alpha``,
+    which guarantees ``MDR = E[L_j 1{deploy j}] <= alpha`` for each test point, in finite
+    samples, under exchangeability of calibration and test data (paper Thm. 4.2; weighted version
+    Thm. 6.2 with covariate-shift weights). Decisions are computed exactly (paper Prop. 4.4 / A.1)
+    in O((n + m) log n).
+
+    Parameters
+    ----------__SHARED_PARAMS__
+    gamma : float in (0, 1), optional
+        Plug-in level of the e-value; defaults to ``alpha`` (optimal, paper Thm. 4.6).
+    weight_estimator : probabilistic classifier, optional
+        Estimates covariate-shift density ratios by classifying calibration (0) vs test-domain
+        (1) rows: ``w = p / (1 - p)``. Fitted ones are used as is; an unfitted one is fitted in
+        ``fit`` on the training split vs ``X_target``. Estimated weights give asymptotic control.
+    calib_size : float in (0, 1), default=0.5
+        Fraction of ``fit``'s rows used for calibration when something must be fitted first.
+    random_state : int, RandomState instance or None
+        Seed of the split.
+    n_jobs : int, optional
+        joblib workers for predictions and per-test-point e-value work.
+    verbose : int, default=0
+
+    Attributes
+    ----------
+    estimator_ : the wrapped (fitted) model
+    cal_risks_, cal_scores_ : ndarray of shape (n_calibration,)
+    cal_weights_ : ndarray or None
+    n_calibration_ : int
+    n_features_in_, feature_names_in_ : copied from the wrapped model
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.model_selection import train_test_split
+    >>> from sklearn_riskcontrol import SCoREMDR
+    >>> X, y = load_digits(return_X_y=True)
+    >>> X_fit, X_rest, y_fit, y_rest = train_test_split(X, y, train_size=600, random_state=0)
+    >>> X_cal, X_test, y_cal, y_test = train_test_split(X_rest, y_rest, test_size=500, random_state=0)
+    >>> model = LogisticRegression(max_iter=2000).fit(X_fit, y_fit)
+    >>> mdr = SCoREMDR(model, risk="zero_one", risk_score="proba", alpha=0.01).fit(X_cal, y_cal)
+    >>> deploy = mdr.decide(X_test)
+    >>> errors = mdr.predict(X_test) != y_test
+    >>> print(f"error everywhere {errors.mean():.3f}; deployed on {deploy.mean():.3f}; "
+    ...       f"realized MDR {(errors & deploy).mean():.3f}")
+    error everywhere 0.040; deployed on 0.926; realized MDR 0.008
+    """
+
+    _parameter_constraints = {
+        **_DeploymentBase._parameter_constraints,
+        "gamma": [Interval(Real, 0, 1, closed="neither"), None],
+        "weight_estimator": [HasMethods(["predict_proba"]), None],
+    }
+
+    def __init__(
+        self,
+        estimator,
+        *,
+        risk="zero_one",
+        risk_score="proba",
+        alpha=0.1,
+        gamma=None,
+        weight_estimator=None,
+        calib_size=0.5,
+        random_state=None,
+        n_jobs=None,
+        verbose=0,
+    ):
+        self.estimator = estimator
+        self.risk = risk
+        self.risk_score = risk_score
+        self.alpha = alpha
+        self.gamma = gamma
+        self.weight_estimator = weight_estimator
+        self.calib_size = calib_size
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    def _gamma(self):
+        return self.alpha if self.gamma is None else self.gamma
+
+    def _per_test_point(self, func, X, shift_weights):
+        """Run ``func(test_scores, test_weights)`` over chunks of test points (independent)."""
+        scores, weights = self._test_inputs(X, shift_weights)
+        if len(scores) == 0:
+            return func(scores, weights)
+        packed = np.column_stack([scores, np.ones_like(scores) if weights is None else weights])
+
+        def run(chunk):
+            return func(chunk[:, 0], None if weights is None else chunk[:, 1])
+
+        return chunked_call(run, packed, self.n_jobs)
+
+    def _cal_weights(self, test_weights):
+        return None if test_weights is None else self.cal_weights_
+
+    def decide(self, X, *, shift_weights=None):
+        """Deploy decisions: True where the model may be used (``E[L 1{deploy}] <= alpha``).
+
+        Parameters
+        ----------
+        X : array-like of shape (m, n_features)
+        shift_weights : array-like of shape (m,), optional
+            Density ratios of the test rows (required iff ``fit`` used them).
+
+        Returns
+        -------
+        ndarray of bool, shape (m,)
+        """
+        decided = self._per_test_point(
+            lambda t, v: mdr_decisions(
+                self.cal_risks_, self.cal_scores_, t, self.alpha, self._gamma(),
+                self._cal_weights(v), v,
+            ),
+            X,
+            shift_weights,
+        ).astype(bool)
+        if decided.size and not decided.any():
+            n = self.n_calibration_
+            if 1.0 / (n + 1) > self._gamma():
+                reason = (
+                    f"with n = {n} calibration points even a risk-free calibration set gives a "
+                    f"plug-in risk of 1/(n+1) > {self._gamma()}; use at least "
+                    f"{int(np.ceil(1 / self._gamma())) - 1} calibration points."
+                )
+            else:
+                reason = "no test score is low enough for the calibrated risk budget."
+            self._warn_nothing(reason)
+        return decided
+
+    def evalues(self, X, *, shift_weights=None):
+        """Risk-adjusted conformal e-values (paper eq. 4.1 / 6.1): ``E[L_j E_j] <= 1``."""
+        return self._per_test_point(
+            lambda t, v: mdr_evalues(
+                self.cal_risks_, self.cal_scores_, t, self._gamma(), self._cal_weights(v), v
+            ),
+            X,
+            shift_weights,
+        )
+
+    def decision_function(self, X, *, shift_weights=None):
+        """Certified margin ``log(alpha * E_j)``: ``decide(X) == (decision_function(X) >= 0)``.
+
+        ``-inf`` marks test points whose e-value is zero (never deployable at any level).
+        """
+        e = self.evalues(X, shift_weights=shift_weights)
+        return _margin(e, 1.0 / self.alpha, self.decide(X, shift_weights=shift_weights))
+
+
+@_shared_params
+class SCoRESDR(_DeploymentBase):
+    """SCoRE with selective deployment risk (SDR) control over a test batch.
+
+    Computes the risk-adjusted e-values of paper eq. 5.1 (6.2 under covariate shift) for the whole
+    test batch, optionally boosts them, and deploys the e-BH selection at level ``alpha``. This
+    guarantees ``SDR = E[sum_j L_j 1{deploy j} / max(1, #deployed)] <= alpha`` in finite
+    samples under exchangeability (paper Thms. 5.1, 5.5, 6.4). Decisions depend on the whole
+    batch passed to :meth:`decide` (like BH). Cost O((n + m) log(n + m)).
+
+    Parameters
+    ----------__SHARED_PARAMS__
+    gamma : float in (0, 1), optional
+        Plug-in level of the e-values; defaults to ``alpha``.
+    boosting : {None, "hete", "homo"}, default="hete"
+        Divide the e-values by independent uniforms before e-BH (paper 5.2). Both variants keep
+        SDR control and are far more powerful than ``None``: without boosting all non-zero
+        e-values are equal and e-BH often selects nothing.
+    weight_estimator : probabilistic classifier, optional
+        See :class:`SCoREMDR`.
+    calib_size : float in (0, 1), default=0.5
+    random_state : int, RandomState instance or None
+        Seed of the split and of the boosting uniforms (an int gives the same draws each call).
+    n_jobs : int, optional
+        joblib workers for predictions.
+    verbose : int, default=0
+
+    Attributes
+    ----------
+    estimator_, cal_risks_, cal_scores_, cal_weights_, n_calibration_ : see :class:`SCoREMDR`
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.model_selection import train_test_split
+    >>> from sklearn_riskcontrol import SCoRESDR
+    >>> X, y = load_digits(return_X_y=True)
+    >>> X_fit, X_rest, y_fit, y_rest = train_test_split(X, y, train_size=600, random_state=0)
+    >>> X_cal, X_test, y_cal, y_test = train_test_split(X_rest, y_rest, test_size=500, random_state=0)
+    >>> model = LogisticRegression(max_iter=2000).fit(X_fit, y_fit)
+    >>> sdr = SCoRESDR(model, alpha=0.01, boosting="hete", random_state=0).fit(X_cal, y_cal)
+    >>> deploy = sdr.decide(X_test)
+    >>> errors = sdr.predict(X_test) != y_test
+    >>> print(f"deployed on {deploy.mean():.3f}; error among deployed {errors[deploy].mean():.4f}")
+    deployed on 0.824; error among deployed 0.0049
+    """
+
+    _parameter_constraints = {
+        **_DeploymentBase._parameter_constraints,
+        "gamma": [Interval(Real, 0, 1, closed="neither"), None],
+        "boosting": [StrOptions({"hete", "homo"}), None],
+        "weight_estimator": [HasMethods(["predict_proba"]), None],
+    }
+
+    def __init__(
+        self,
+        estimator,
+        *,
+        risk="zero_one",
+        risk_score="proba",
+        alpha=0.1,
+        gamma=None,
+        boosting="hete",
+        weight_estimator=None,
+        calib_size=0.5,
+        random_state=None,
+        n_jobs=None,
+        verbose=0,
+    ):
+        self.estimator = estimator
+        self.risk = risk
+        self.risk_score = risk_score
+        self.alpha = alpha
+        self.gamma = gamma
+        self.boosting = boosting
+        self.weight_estimator = weight_estimator
+        self.calib_size = calib_size
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    def evalues(self, X, *, shift_weights=None):
+        """Risk-adjusted conformal e-values of the batch (paper eq. 5.1 / 6.2), not boosted."""
+        scores, weights = self._test_inputs(X, shift_weights)
+        gamma = self.alpha if self.gamma is None else self.gamma
+        cal_w = None if weights is None else self.cal_weights_
+        return sdr_evalues(self.cal_risks_, self.cal_scores_, scores, gamma, cal_w, weights)
+
+    def _boosted(self, X, shift_weights):
+        e = self.evalues(X, shift_weights=shift_weights)
+        rng = check_random_state(self.random_state)
+        return boost_evalues(e, self.boosting, random_state=rng)
+
+    @staticmethod
+    def _ebh_threshold(boosted, alpha):
+        m = len(boosted)
+        selected = ebh(boosted, alpha)
+        k = max(int(selected.sum()), 1)
+        return selected, m / (alpha * k)
+
+    def decide(self, X, *, shift_weights=None):
+        """e-BH deploy decisions for the batch ``X`` (risk among deployed controlled at alpha).
+
+        Returns
+        -------
+        ndarray of bool, shape (m,)
+        """
+        boosted = self._boosted(X, shift_weights)
+        selected, _ = self._ebh_threshold(boosted, self.alpha)
+        if selected.size and not selected.any():
+            reason = (
+                "e-BH selected nothing"
+                + (" (unboosted SDR e-values are conservative; try boosting='hete')" if self.boosting is None else "")
+                + "; a larger calibration set, a better risk_score or a larger alpha helps."
+            )
+            self._warn_nothing(reason)
+        return selected
+
+    def decision_function(self, X, *, shift_weights=None):
+        """Certified margin ``log(E_j / (m / (alpha k*)))`` of the (boosted) e-values.
+
+        ``decide(X) == (decision_function(X) >= 0)`` for the same batch and random state;
+        ``-inf`` marks zero e-values.
+        """
+        boosted = self._boosted(X, shift_weights)
+        selected, threshold = self._ebh_threshold(boosted, self.alpha)
+        return _margin(boosted, threshold, selected)
+
+
+class _ConcentrationBase(_DeploymentBase):
+    _supports_shift = False
+    _target = None
+    _parameter_constraints = {
+        **_DeploymentBase._parameter_constraints,
+        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "bound": [StrOptions({"hoeffding", "rademacher"})],
+        "grid": ["array-like", None],
+        "n_draws": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        estimator,
+        *,
+        risk="zero_one",
+        risk_score="proba",
+        alpha=0.1,
+        delta=0.1,
+        bound="hoeffding",
+        grid=None,
+        n_draws=100,
+        calib_size=0.5,
+        random_state=None,
+        n_jobs=None,
+        verbose=0,
+    ):
+        self.estimator = estimator
+        self.risk = risk
+        self.risk_score = risk_score
+        self.alpha = alpha
+        self.delta = delta
+        self.bound = bound
+        self.grid = grid
+        self.n_draws = n_draws
+        self.calib_size = calib_size
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    def fit(self, X, y, *, shift_weights=None):
+        """Calibrate and compute the concentration threshold ``threshold_``.
+
+        ``shift_weights`` is accepted only to raise a clear error: these baselines assume no
+        covariate shift.
+        """
+        super().fit(X, y, shift_weights=shift_weights)
+        self.result_ = concentration_threshold(
+            self.cal_risks_,
+            self.cal_scores_,
+            self.alpha,
+            target=self._target,
+            bound=self.bound,
+            delta=self.delta,
+            grid=self.grid,
+            n_draws=self.n_draws,
+            random_state=self.random_state,
+        )
+        self.threshold_ = self.result_.threshold
+        return self
+
+    def decide(self, X):
+        """Deploy where the score is at most ``threshold_``."""
+        scores, _ = self._test_inputs(X, None)
+        decided = self.result_.decide(scores)
+        # An infinite threshold was already reported by a warning in fit.
+        if decided.size and not decided.any() and np.isfinite(self.threshold_):
+            self._warn_nothing(
+                f"every test score is above the certified threshold {self.threshold_:.4g}."
+            )
+        return decided
+
+    def decision_function(self, X):
+        """Margin ``threshold_ - score``: ``decide(X) == (decision_function(X) >= 0)``."""
+        scores, _ = self._test_inputs(X, None)
+        return self.threshold_ - scores
+
+
+@_shared_params
+class ConcentrationMDR(_ConcentrationBase):
+    """Concentration baseline for MDR: deploy where ``s(x) <= t_hat`` (paper App. D.4).
+
+    ``t_hat`` is the largest threshold whose uniform upper confidence bound (Hoeffding over a
+    fixed grid, or Rademacher over all thresholds) on ``MDR(t) = E[L 1{s(X) <= t}]`` is at most
+    ``alpha``. Guarantee: PAC-type only (``MDR(t_hat) <= alpha`` with probability >= 1 - delta over
+    the calibration data). Provided to compare power with :class:`SCoREMDR`.
+
+    Parameters
+    ----------__SHARED_PARAMS__
+    delta : float in (0, 1), default=0.1
+    bound : {"hoeffding", "rademacher"}, default="hoeffding"
+    grid : array-like, optional
+        Candidate thresholds for the Hoeffding bound, fixed before seeing the data (default: 101
+        points on [0, 1], which assumes scores in [0, 1]).
+    n_draws : int, default=100
+        Rademacher sign vectors for the Rademacher complexity estimate.
+    calib_size, random_state, n_jobs, verbose : see :class:`SCoREMDR`
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn_riskcontrol import ConcentrationMDR
+    >>> X, y = load_digits(return_X_y=True)
+    >>> model = LogisticRegression(max_iter=2000).fit(X[:600], y[:600])
+    >>> base = ConcentrationMDR(model, alpha=0.15).fit(X[600:1300], y[600:1300])
+    >>> bool(base.decide(X[1300:]).mean() > 0)
+    True
+    """
+    _target = "mdr"
+
+
+@_shared_params
+class ConcentrationSDR(_ConcentrationBase):
+    """Concentration baseline for SDR: deploy where ``s(x) <= t_hat`` (paper App. D.4).
+
+    ``t_hat`` is the largest threshold at which an upper bound on the numerator
+    ``E[L 1{s(X) <= t}]`` over a lower bound on ``P(s(X) <= t)`` is at most ``alpha``
+    (PAC-type guarantee only). Provided to compare power with :class:`SCoRESDR`.
+
+    Parameters
+    ----------__SHARED_PARAMS__
+    delta, bound, grid, n_draws, calib_size, random_state, n_jobs, verbose
+        See :class:`ConcentrationMDR` (default grid: 100 points on [0, 1]).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn_riskcontrol import ConcentrationSDR
+    >>> X, y = load_digits(return_X_y=True)
+    >>> model = LogisticRegression(max_iter=2000).fit(X[:600], y[:600])
+    >>> base = ConcentrationSDR(model, alpha=0.1).fit(X[600:1300], y[600:1300])
+    >>> base.decide(X[1300:]).dtype
+    dtype('bool')
+    """
+    _target = "sdr"
