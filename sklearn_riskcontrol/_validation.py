@@ -70,7 +70,7 @@ def check_scores(values, name):
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
-            f"`{name}` must be finite; entry {i} is {arr[i]!r} "
+            f"`{name}` must be finite; entry {i} is {float(arr[i])!r} "
             f"({int(bad.sum())} non-finite value(s) in total)."
         )
     return arr
@@ -86,7 +86,7 @@ def check_risks(values, name):
     if out.any():
         i = int(np.flatnonzero(out)[0])
         raise ValueError(
-            f"`{name}` must lie in [0, 1]; entry {i} is {arr[i]!r}. Rescale or clip the loss "
+            f"`{name}` must lie in [0, 1]; entry {i} is {float(arr[i])!r}. Rescale or clip the loss "
             "(e.g. make_risk('squared', scale=...)) so that it is bounded by 1."
         )
     return arr
@@ -104,7 +104,7 @@ def check_weights(values, name, n):
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
             f"`{name}` must be strictly positive and finite (covariate-shift density ratios); "
-            f"entry {i} is {arr[i]!r}."
+            f"entry {i} is {float(arr[i])!r}."
         )
     return arr
 

@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 from sklearn.compose import make_column_transformer
 from sklearn.ensemble import HistGradientBoostingRegressor
-from sklearn.model_selection import train_test_split
+from sklearn.model_selection import cross_val_predict, train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OrdinalEncoder
 
@@ -38,8 +38,10 @@ def _score_section(seed, quick):
     model = _gradient_boosting(seed, 100).fit(X_fit, y_fit)
     # Risk: squared error of log-price, scaled so that an error of 0.3 (~35% in price) counts 1.
     risk = make_risk("squared", scale=0.09)
-    # The score predicts that risk; it is trained on the fitting split only.
-    risk_model = _gradient_boosting(seed, 50).fit(X_fit, risk(y_fit, model.predict(X_fit)))
+    # The score predicts that risk. It is trained on the fitting split only, on out-of-fold risks
+    # (in-sample errors of the model would be optimistic).
+    oof = cross_val_predict(_gradient_boosting(seed, 100), X_fit, y_fit, cv=3)
+    risk_model = _gradient_boosting(seed, 50).fit(X_fit, risk(y_fit, oof))
     L_test = risk(y_test, model.predict(X_test))
     alpha = 0.05
     print("SCoRE: deploy a diamond-price regressor only where it is safe")
