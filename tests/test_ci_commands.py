@@ -20,3 +20,9 @@ def test_ci_runs_the_readme_commands_verbatim():
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
     for command in _readme_commands():
         assert command in ci, f"{command!r} is not a line of .ci/run"
+
+
+def test_ci_builds_the_docs_with_the_readme_command():
+    text = (ROOT / "README.md").read_text()
+    docs_command = re.search(r"Documentation \(builds offline\): `(.+?)`", text).group(1)
+    assert docs_command in (ROOT / ".ci" / "run").read_text().splitlines()
