@@ -5,6 +5,8 @@ R-AutoEval+'s loss and the ``risk`` option of every estimator in the library. Bu
 :func:`make_risk` from a name or a callable; the result checks its own output range.
 """
 
+import numbers
+
 import numpy as np
 
 from ._validation import check_risks
@@ -135,6 +137,9 @@ def make_risk(risk, **params):
     missing = [k for k, v in merged.items() if v is None]
     if missing:
         raise TypeError(f"Risk {risk!r} needs the parameter(s) {missing}, e.g. make_risk({risk!r}, {missing[0]}=...).")
-    if risk == "squared" and not (np.isfinite(merged["scale"]) and merged["scale"] > 0):
+    scale = merged.get("scale")
+    if risk == "squared" and not (
+        isinstance(scale, numbers.Real) and not isinstance(scale, bool) and np.isfinite(scale) and scale > 0
+    ):
         raise ValueError(f"`scale` must be a positive number; got {merged['scale']!r}.")
     return Risk(func, name=risk, **merged)

@@ -69,6 +69,13 @@ def ebh(evalues, alpha):
     return at_most(m, e * (alpha * k_star))
 
 
+def _check_pvalues(pvalues):
+    p = _as_1d_float(pvalues, "pvalues")
+    if np.isnan(p).any() or (p < 0).any() or (p > 1).any():
+        raise ValueError("`pvalues` must lie in [0, 1] (no NaN).")
+    return p
+
+
 def bh(pvalues, alpha):
     """Benjamini-Hochberg procedure: reject ``{j : p_j <= alpha k* / m}``.
 
@@ -78,9 +85,7 @@ def bh(pvalues, alpha):
     >>> bh([0.001, 0.02, 0.5], alpha=0.1)
     array([ True,  True, False])
     """
-    p = _as_1d_float(pvalues, "pvalues")
-    if np.isnan(p).any() or (p < 0).any() or (p > 1).any():
-        raise ValueError("`pvalues` must lie in [0, 1].")
+    p = _check_pvalues(pvalues)
     alpha = check_level(alpha, "alpha")
     m = p.shape[0]
     if m == 0:
@@ -116,14 +121,14 @@ def boost_evalues(evalues, method, random_state=None):
     """
     e = _check_evalues(evalues)
     if method is None:
-        return e
+        return e.copy()
     rng = check_random_state(random_state)
     if method == "hete":
         u = rng.uniform(size=e.shape[0])
     elif method == "homo":
         u = np.full(e.shape[0], rng.uniform())
     else:
-        raise ValueError(f"`boosting` must be None, 'hete' or 'homo'; got {method!r}.")
+        raise ValueError(f"`method` (boosting) must be None, 'hete' or 'homo'; got {method!r}.")
     # U = 0 has probability zero; guard against it so 0/0 never appears.
     u = np.maximum(u, np.finfo(float).tiny)
     return e / u
@@ -146,9 +151,9 @@ def fixed_sequence(pvalues, delta):
     >>> fixed_sequence([0.01, 0.05, 0.2, 0.01], delta=0.1)
     array([ True,  True, False, False])
     """
-    p = _as_1d_float(pvalues, "pvalues")
+    p = _check_pvalues(pvalues)
     delta = check_level(delta, "delta")
-    return np.logical_and.accumulate(p <= delta) if p.size else np.zeros(0, dtype=bool)
+    return np.logical_and.accumulate(at_most(p, delta)) if p.size else np.zeros(0, dtype=bool)
 
 
 def bonferroni(pvalues, delta):
@@ -160,6 +165,6 @@ def bonferroni(pvalues, delta):
     >>> bonferroni([0.01, 0.05, 0.2], delta=0.1)
     array([ True, False, False])
     """
-    p = _as_1d_float(pvalues, "pvalues")
+    p = _check_pvalues(pvalues)
     delta = check_level(delta, "delta")
-    return p * p.shape[0] <= delta
+    return at_most(p * p.shape[0], delta)

@@ -1,0 +1,159 @@
+"""Shared input checks (``_validation.py``): accepted values and messages."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from sklearn_riskcontrol import RiskControlWarning
+from sklearn_riskcontrol._validation import (
+    _as_1d_float,
+    check_level,
+    check_nonempty,
+    check_risks,
+    check_same_length,
+    check_scores,
+    check_weights,
+    warn,
+)
+
+# NumPy >= 2 prints scalars as np.float64(...) in the messages (reported to the lead); the
+# patterns below accept both spellings.
+NUM = r"(np\.float64\()?"
+
+
+# ----------------------------------------------------------------------------------------------
+# check_level
+# ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", [0.1, 0.5, 1e-9, 1 - 1e-9, np.float64(0.3), np.float32(0.25)])
+def test_check_level_accepts(value):
+    out = check_level(value, "alpha")
+    assert type(out) is float and out == float(value)
+
+
+@pytest.mark.parametrize("value", [0, 1, 0.0, 1.0, -0.5, 2, np.nan, np.inf, -np.inf])
+def test_check_level_rejects_out_of_range(value):
+    with pytest.raises(ValueError, match=r"`delta` must lie in the open interval \(0, 1\); got"):
+        check_level(value, "delta")
+
+
+@pytest.mark.parametrize("value", [True, False, "0.1", None, [0.1], np.array([0.1]), 1j])
+def test_check_level_rejects_non_real(value):
+    with pytest.raises(TypeError, match=r"`alpha` must be a real number in \(0, 1\); got"):
+        check_level(value, "alpha")
+
+
+def test_check_level_custom_bounds():
+    assert check_level(5, "gamma", low=0, high=10) == 5.0
+    with pytest.raises(ValueError, match=r"`gamma` must lie in the open interval \(0, 10\)"):
+        check_level(10, "gamma", low=0, high=10)
+
+
+# ----------------------------------------------------------------------------------------------
+# 1-d conversion
+# ----------------------------------------------------------------------------------------------
+
+
+def test_as_1d_float_shapes():
+    assert _as_1d_float(3, "x").tolist() == [3.0]
+    assert _as_1d_float([1, 2], "x").dtype == float
+    np.testing.assert_array_equal(_as_1d_float([[1], [2], [3]], "x"), [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(_as_1d_float([[1, 2, 3]], "x"), [1.0, 2.0, 3.0])
+    assert _as_1d_float([], "x").shape == (0,)
+    assert _as_1d_float([True, False], "x").tolist() == [1.0, 0.0]
+    with pytest.raises(ValueError, match=r"`x` must be 1-d; got an array of shape \(2, 2\)"):
+        _as_1d_float([[1, 2], [3, 4]], "x")
+    with pytest.raises(ValueError, match=r"`x` must be 1-d; got an array of shape \(1, 1, 2\)"):
+        _as_1d_float([[[1, 2]]], "x")
+
+
+@pytest.mark.parametrize("value", ["abc", b"abc", ["a", "b"], [1, "x"], [{"a": 1}]])
+def test_as_1d_float_rejects_non_numbers(value):
+    with pytest.raises(TypeError, match=r"`x` must be a 1-d array of numbers"):
+        _as_1d_float(value, "x")
+
+
+def test_pandas_input():
+    pd = pytest.importorskip("pandas")
+    np.testing.assert_array_equal(check_scores(pd.Series([1.0, 2.0]), "s"), [1.0, 2.0])
+    np.testing.assert_array_equal(check_risks(pd.DataFrame({"a": [0.0, 1.0]}), "r"), [0.0, 1.0])
+
+
+# ----------------------------------------------------------------------------------------------
+# check_scores / check_risks / check_weights
+# ----------------------------------------------------------------------------------------------
+
+
+def test_check_scores():
+    np.testing.assert_array_equal(check_scores([-1e300, 0, 5], "s"), [-1e300, 0.0, 5.0])
+    with pytest.raises(ValueError, match=rf"`s` must be finite; entry 2 is {NUM}nan\)? "
+                                         r"\(2 non-finite value\(s\) in total\)"):
+        check_scores([0.0, 1.0, np.nan, np.inf], "s")
+    with pytest.raises(ValueError, match=rf"entry 0 is {NUM}-inf"):
+        check_scores([-np.inf], "s")
+
+
+def test_check_risks():
+    np.testing.assert_array_equal(check_risks([0, 0.5, 1], "r"), [0.0, 0.5, 1.0])
+    with pytest.raises(ValueError, match=r"`r` contains NaN \(first at entry 1\); risks must lie"):
+        check_risks([0.5, np.nan, np.nan], "r")
+    with pytest.raises(ValueError, match=rf"`r` must lie in \[0, 1\]; entry 2 is {NUM}1.0001"):
+        check_risks([0.0, 1.0, 1.0001], "r")
+    with pytest.raises(ValueError, match=rf"entry 0 is {NUM}-1e-12"):
+        check_risks([-1e-12], "r")
+    with pytest.raises(ValueError, match=r"make_risk\('squared', scale=...\)"):
+        check_risks([2.0], "r")
+    with pytest.raises(ValueError, match=r"`r` must lie in \[0, 1\]"):
+        check_risks([np.inf], "r")
+
+
+def test_check_weights():
+    assert check_weights(None, "w", 3) is None
+    np.testing.assert_array_equal(check_weights([1, 2.5, 1e-8], "w", 3), [1.0, 2.5, 1e-8])
+    with pytest.raises(ValueError, match=r"`w` has 2 entries; expected 3"):
+        check_weights([1.0, 1.0], "w", 3)
+    for bad in (0.0, -1.0, np.nan, np.inf):
+        with pytest.raises(ValueError, match=r"`w` must be strictly positive and finite "
+                                             r"\(covariate-shift density ratios\); entry 1 is"):
+            check_weights([1.0, bad], "w", 2)
+
+
+# ----------------------------------------------------------------------------------------------
+# lengths, emptiness, warnings
+# ----------------------------------------------------------------------------------------------
+
+
+def test_check_same_length():
+    check_same_length(a=[1, 2], b=np.zeros(2), c=(3, 4))
+    check_same_length()
+    with pytest.raises(ValueError,
+                       match=r"Mismatched lengths: `a` has 2, `b` has 3; they must be equal"):
+        check_same_length(a=[1, 2], b=[1, 2, 3])
+
+
+def test_check_nonempty():
+    check_nonempty([1], "x")
+    with pytest.raises(ValueError, match=r"`x` is empty: at least one calibration point is"):
+        check_nonempty([], "x")
+    with pytest.raises(ValueError, match=r"`y` is empty: at least one labeled point"):
+        check_nonempty(np.zeros(0), "y", what="labeled")
+
+
+def test_warn_category_and_stacklevel():
+    assert issubclass(RiskControlWarning, UserWarning)
+
+    def public_function():
+        warn("nothing certified: too few calibration points")
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        public_function()  # the warning should point at this line (the user's call site)
+    assert len(caught) == 1
+    w = caught[0]
+    assert w.category is RiskControlWarning
+    assert "too few calibration points" in str(w.message)
+    assert w.filename == __file__
+    with pytest.warns(RiskControlWarning, match="nothing certified"):
+        public_function()
