@@ -2,8 +2,9 @@
 
 __version__ = "0.1.0.dev0"
 
-from . import evalues, metrics, risks  # noqa: E402
+from . import evalues, metrics, online, risks  # noqa: E402
 from ._validation import RiskControlWarning  # noqa: E402
+from .online import SemiBanditPredictionSet  # noqa: E402
 from .risks import make_risk  # noqa: E402
 from .selective import (  # noqa: E402
     ConcentrationMDR,
@@ -19,8 +20,10 @@ __all__ = [
     "ConcentrationMDR",
     "ConcentrationSDR",
     "RewardAwareScore",
+    "SemiBanditPredictionSet",
     "evalues",
     "metrics",
+    "online",
     "risks",
     "make_risk",
     "RiskControlWarning",

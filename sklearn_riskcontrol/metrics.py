@@ -9,6 +9,13 @@ or the score on the calibration data voids the finite-sample guarantee: tune on 
 import numpy as np
 
 from ._validation import _as_1d_float, check_risks, check_same_length
+from .online.metrics import (
+    average_set_size,
+    coverage_rate,
+    cumulative_regret,
+    oracle_threshold,
+    undercoverage_count,
+)
 from .risks import make_risk
 
 __all__ = [
@@ -18,6 +25,11 @@ __all__ = [
     "realized_reward",
     "make_deployment_scorer",
     "DEPLOYMENT_SCORERS",
+    "coverage_rate",
+    "average_set_size",
+    "undercoverage_count",
+    "cumulative_regret",
+    "oracle_threshold",
 ]
 
 

@@ -1,0 +1,538 @@
+"""SemiBanditPredictionSet: online prediction sets for a fitted classifier (estimator layer)."""
+
+import numbers
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
+from sklearn.exceptions import NotFittedError
+from sklearn.model_selection import train_test_split
+from sklearn.utils import _safe_indexing, get_tags
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+
+from .._validation import warn
+from .._wrapping import copy_feature_info, indexable_rows, is_fitted, n_rows
+from ._learners import STRATEGIES, make_learner
+
+__all__ = ["SemiBanditPredictionSet"]
+
+
+def _rows(X):
+    """``X`` with selectable rows (objects that only implement ``__array__`` become arrays)."""
+    if not hasattr(X, "shape") and not hasattr(X, "__len__") and hasattr(X, "__array__"):
+        X = np.asarray(X)
+    return indexable_rows(X)
+
+
+def _wrapped_has(attr):
+    def check(self):
+        if isinstance(self.estimator, str):  # "precomputed"
+            return False
+        return hasattr(getattr(self, "estimator_", self.estimator), attr)
+
+    return check
+
+
+class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
+    """Online prediction sets learned from semi-bandit feedback (SPS and baselines).
+
+    Each round the user sees the set ``{y : score(x, y) >= threshold_}`` of labels and either
+    points at the true label (it was in the set) or reports a miss. The threshold is learned
+    online from that feedback only. With ``strategy="sps"`` (Ge, Bastani & Bastani), with
+    probability at least ``1 - delta`` every published set has coverage at least ``1 - alpha``
+    (``threshold_ <= tau*``) and the sets converge to the smallest such sets (regret
+    ``O(sqrt(T log T))``). The other strategies are the paper's baselines.
+
+    Parameters
+    ----------
+    estimator : classifier or "precomputed"
+        A fitted classifier is used as is (never refitted); wrap it in
+        ``sklearn.frozen.FrozenEstimator`` to keep it fitted through ``clone``. An unfitted one
+        is fitted by :meth:`fit` on a ``1 - calib_size`` split of the data (the rest is replayed
+        as the stream). ``"precomputed"``: ``X`` holds the candidate scores directly (rows =
+        rounds, columns = candidates, e.g. retrieval similarities or bids) and labels are column
+        indices.
+    alpha : float in (0, 1), default=0.1
+        Tolerated miscoverage; target coverage ``1 - alpha`` (MAPIE's ``confidence_level``).
+    strategy : {"sps", "greedy", "aci", "dlr", "etc", "conservative_etc"}, default="sps"
+        Threshold learner (:func:`sklearn_riskcontrol.online.make_learner`).
+    horizon : int, optional
+        Number of rounds the guarantee is set up for; more rounds raise an error. ``None``: the
+        anytime schedule (any stream length).
+    delta : float in (0, 1), optional
+        Probability that the guarantee fails at some round; default ``2 / horizon`` (the paper's
+        choice) or ``0.01`` without a horizon.
+    label_score : {"proba", "decision_function"} or callable, default="proba"
+        Score of each label (larger = more plausible): a column of ``predict_proba`` or of
+        ``decision_function`` (binary: ``[-d, d]``), or ``label_score(estimator, X)`` returning an
+        array of shape (n_samples, n_classes). Ignored with ``estimator="precomputed"``.
+    learning_rate : float, optional
+        ACI's level step (default 0.005) or DLR's step scale (default 1.0).
+    initial_threshold : float, optional
+        DLR's first threshold (default 0.0).
+    n_explore : int, optional
+        Exploration rounds of the ETC strategies (default ``ceil(horizon^(2/3))``).
+    calib_size : float in (0, 1), default=0.5
+        Fraction of the rows of :meth:`fit` replayed as the stream when ``estimator`` has to be
+        fitted first (the others fit it).
+    random_state : int, RandomState instance or None, default=None
+        Seed of that split.
+
+    Attributes
+    ----------
+    estimator_ : estimator or None
+        The fitted classifier in use (``None`` with ``"precomputed"``).
+    classes_ : ndarray of shape (n_classes,)
+        Labels, i.e. the columns of :meth:`predict_set`.
+    learner_ : ThresholdLearner
+        The streaming state (picklable; resumes where it stopped).
+    threshold_ : float
+        Threshold of the next published set (``-inf`` = all labels).
+    n_rounds_ : int
+        Rounds fed so far.
+    n_misses_ : int
+        Rounds whose true label was not in the set.
+    n_features_in_ : int
+        Number of features of ``X`` (copied from the wrapped classifier).
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Feature names, when the wrapped classifier has them.
+
+    See Also
+    --------
+    sklearn_riskcontrol.online.simulate_thresholds : the same learners on an array of scores.
+
+    Notes
+    -----
+    :meth:`fit` starts a new stream and replays ``(X, y)`` row by row honestly: a row's true label
+    is revealed to the learner only if it lies in the set published for that row; labels the
+    classifier does not know count as misses. :meth:`partial_fit` continues the stream with the
+    user's feedback: ``y`` holds the true label when it was in the set, ``-1`` for a miss. All
+    rows of one :meth:`partial_fit` call are taken to have been served with the sets
+    :meth:`predict_set` returned just before the call (the current ``threshold_``).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.frozen import FrozenEstimator
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn_riskcontrol.online import SemiBanditPredictionSet
+    >>> X, y = make_classification(n_samples=4000, n_classes=3, n_informative=4, random_state=0)
+    >>> clf = LogisticRegression().fit(X[:1000], y[:1000])
+    >>> sps = SemiBanditPredictionSet(FrozenEstimator(clf), alpha=0.2)
+    >>> sps = sps.fit(X[1000:3000], y[1000:3000])  # replay a labeled stream honestly
+    >>> sps.n_rounds_, bool(sps.threshold_ > 0)
+    (2000, True)
+    >>> sets = sps.predict_set(X[3000:])  # publish sets for new rounds
+    >>> bool(sets[range(1000), y[3000:]].mean() >= 0.8)  # coverage of the true labels
+    True
+    >>> feedback = np.where(sets[range(1000), y[3000:]], y[3000:], -1)  # user: label or miss
+    >>> sps.partial_fit(X[3000:], feedback).n_rounds_
+    3000
+    """
+
+    _parameter_constraints = {
+        "estimator": [HasMethods(["predict"]), StrOptions({"precomputed"})],
+        "alpha": [Interval(Real, 0, 1, closed="neither")],
+        "strategy": [StrOptions(set(STRATEGIES))],
+        "horizon": [Interval(Integral, 1, None, closed="left"), None],
+        "delta": [Interval(Real, 0, 1, closed="neither"), None],
+        "label_score": [StrOptions({"proba", "decision_function"}), callable],
+        "learning_rate": [Interval(Real, 0, None, closed="neither"), None],
+        "initial_threshold": [Interval(Real, None, None, closed="neither"), None],
+        "n_explore": [Interval(Integral, 1, None, closed="left"), None],
+        "calib_size": [Interval(Real, 0, 1, closed="neither")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        estimator,
+        *,
+        alpha=0.1,
+        strategy="sps",
+        horizon=None,
+        delta=None,
+        label_score="proba",
+        learning_rate=None,
+        initial_threshold=None,
+        n_explore=None,
+        calib_size=0.5,
+        random_state=None,
+    ):
+        self.estimator = estimator
+        self.alpha = alpha
+        self.strategy = strategy
+        self.horizon = horizon
+        self.delta = delta
+        self.label_score = label_score
+        self.learning_rate = learning_rate
+        self.initial_threshold = initial_threshold
+        self.n_explore = n_explore
+        self.calib_size = calib_size
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        if not isinstance(self.estimator, str):
+            tags.input_tags.sparse = get_tags(self.estimator).input_tags.sparse
+        return tags
+
+    # -- helpers -------------------------------------------------------------------------------
+    @property
+    def _precomputed(self):
+        return isinstance(self.estimator, str)
+
+    def _new_learner(self):
+        return make_learner(
+            self.strategy,
+            self.alpha,
+            horizon=self.horizon,
+            delta=self.delta,
+            learning_rate=self.learning_rate,
+            initial_threshold=self.initial_threshold,
+            n_explore=self.n_explore,
+        )
+
+    def _set_model(self, model, X):
+        self.estimator_ = model
+        if model is None:
+            X = validate_data(self, X, reset=True, dtype=float, ensure_all_finite=True)
+            self.classes_ = np.arange(X.shape[1])
+            return
+        if not hasattr(model, "classes_"):
+            raise TypeError(
+                f"`estimator` must be a classifier with `classes_` (labels of the score columns); "
+                f"got {model!r}. Use estimator='precomputed' to pass candidate scores as X."
+            )
+        self.classes_ = np.asarray(model.classes_)
+        copy_feature_info(self, model, X)
+
+    def _label_scores(self, X):
+        """Scores of every label, shape (n_samples, n_classes), validated finite."""
+        X = _rows(X)
+        if self.estimator_ is None:
+            S = validate_data(self, X, reset=False, dtype=float, ensure_all_finite=True)
+        elif callable(self.label_score):
+            S = self.label_score(self.estimator_, X)
+        elif self.label_score == "proba":
+            if not hasattr(self.estimator_, "predict_proba"):
+                raise TypeError(
+                    f"label_score='proba' needs `predict_proba`, which {self.estimator_!r} lacks; "
+                    "use label_score='decision_function' or a callable."
+                )
+            S = self.estimator_.predict_proba(X)
+        else:
+            if not hasattr(self.estimator_, "decision_function"):
+                raise TypeError(
+                    f"label_score='decision_function' needs `decision_function`, which "
+                    f"{self.estimator_!r} lacks; use label_score='proba' or a callable."
+                )
+            S = np.asarray(self.estimator_.decision_function(X), dtype=float)
+            if S.ndim == 1:
+                S = np.column_stack([-S, S])
+        S = np.asarray(S, dtype=float)
+        n, k = n_rows(X), len(self.classes_)
+        if S.shape != (n, k):
+            raise ValueError(
+                f"The label scores have shape {S.shape}; expected (n_samples, n_classes) = "
+                f"({n}, {k})."
+            )
+        if not np.isfinite(S).all():
+            raise ValueError(
+                "The label scores contain NaN or infinite values; the score of every label must "
+                "be finite."
+            )
+        return S
+
+    def _label_index(self, y):
+        """Column of each label in ``classes_`` and whether it is a known class."""
+        classes = self.classes_
+        try:
+            idx = np.searchsorted(classes, y)
+        except TypeError:
+            known = np.array([np.any(classes == v) for v in y], dtype=bool)
+            idx = np.array(
+                [int(np.flatnonzero(classes == v)[0]) if k else 0 for v, k in zip(y, known)]
+            )
+            return idx, known
+        idx = np.clip(idx, 0, len(classes) - 1)
+        known = classes[idx] == y
+        return idx, np.asarray(known, dtype=bool)
+
+    def _miss_mask(self, y):
+        classes = getattr(self, "classes_", np.array([], dtype=int))
+        if y.dtype.kind in "iuf":
+            miss = y == -1
+            marker_is_class = classes.dtype.kind in "iuf" and np.any(classes == -1)
+        elif y.dtype.kind in "US":
+            miss = y == "-1"
+            marker_is_class = classes.dtype.kind in "US" and np.any(classes == "-1")
+        else:
+            miss = np.array(
+                [
+                    (isinstance(v, numbers.Real) and not isinstance(v, bool) and v == -1)
+                    or (isinstance(v, str) and v == "-1")
+                    for v in y
+                ],
+                dtype=bool,
+            )
+            marker_is_class = any(
+                (isinstance(c, numbers.Real) and c == -1) or c == "-1" for c in classes
+            )
+        if marker_is_class and miss.any():
+            raise ValueError(
+                "-1 marks a missed label in `partial_fit`, but -1 is also a class of the wrapped "
+                "estimator; encode the classes differently (e.g. with a LabelEncoder)."
+            )
+        return miss
+
+    def _finish(self):
+        self.threshold_ = float(self.learner_.threshold)
+        self.n_rounds_ = self.learner_.n_rounds
+
+    # -- fitting ------------------------------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y):
+        """Start a new stream and replay the labeled rows ``(X, y)`` honestly, in order.
+
+        Each row is served the current set; its true label reaches the learner only if it is in
+        that set (otherwise a miss is recorded), exactly as in deployment.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Inputs in stream order, passed untouched to the wrapped classifier (candidate scores
+            with ``estimator="precomputed"``).
+        y : array-like of shape (n_samples,)
+            True labels (column indices with ``"precomputed"``).
+
+        Returns
+        -------
+        self
+        """
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None: the "
+                "replay needs the true labels."
+            )
+        return self._fit(X, column_or_1d(y, warn=True))
+
+    def _fit(self, X, y):
+        check_classification_targets(y)
+        X = _rows(X)
+        n = n_rows(X)
+        if n != len(y):
+            raise ValueError(f"`X` has {n} rows but `y` has {len(y)} entries; they must be equal.")
+        if n == 0:
+            raise ValueError("`X` is empty: at least one round is required.")
+        learner = self._new_learner()
+        needs_fit = not self._precomputed and not is_fitted(self.estimator)
+        if needs_fit:
+            idx_train, idx_stream = self._split(n, y)
+            idx_stream = np.sort(idx_stream)  # keep the stream order
+        else:
+            idx_stream = np.arange(n)
+        if self.horizon is not None and len(idx_stream) > self.horizon:
+            raise ValueError(
+                f"`horizon`={self.horizon} is smaller than the number of rounds to replay "
+                f"({len(idx_stream)}); pass a larger `horizon` or horizon=None."
+            )
+        if self._precomputed:
+            self._set_model(None, X)
+        elif needs_fit:
+            model = clone(self.estimator).fit(_safe_indexing(X, idx_train), y[idx_train])
+            self._set_model(model, X)
+        else:
+            self._set_model(self.estimator, X)
+        X_stream, y_stream = _safe_indexing(X, idx_stream), y[idx_stream]
+        S = self._label_scores(X_stream)
+        col, known = self._label_index(y_stream)
+        if not known.all():
+            warn(
+                f"{int((~known).sum())} of {len(y_stream)} replayed labels are not classes of the "
+                "wrapped estimator (they can never be in a set); they count as misses."
+            )
+        true_scores = np.where(known, S[np.arange(len(y_stream)), col], -np.inf)
+        self.learner_ = learner
+        thresholds = learner.replay(true_scores)
+        self.n_misses_ = int(np.sum(~(true_scores >= thresholds) | ~known))
+        self._finish()
+        return self
+
+    def _split(self, n, y):
+        try:
+            return train_test_split(
+                np.arange(n), test_size=self.calib_size, random_state=self.random_state, stratify=y
+            )
+        except ValueError:
+            pass
+        idx_train, idx_stream = train_test_split(
+            np.arange(n), test_size=self.calib_size, random_state=self.random_state
+        )
+        if len(idx_train) == 0 or len(idx_stream) == 0:  # pragma: no cover - sklearn raises first
+            raise ValueError(
+                f"Cannot split {n} rows into a fitting part and a stream; pass a fitted classifier "
+                "(e.g. sklearn.frozen.FrozenEstimator(model)) or more data."
+            )
+        return idx_train, idx_stream
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def partial_fit(self, X, y, classes=None):
+        """Continue the stream with the user's feedback on the sets just published.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Inputs of the new rounds, in order.
+        y : array-like of shape (n_samples,)
+            Feedback: the true label when it was in the published set, ``-1`` when the user only
+            reported a miss.
+        classes : array-like, optional
+            Accepted for API compatibility; must equal the wrapped classifier's ``classes_``.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            If a label is reported as observed but was not in the set served with the current
+            ``threshold_`` (or is not a class at all), or if ``horizon`` would be exceeded.
+        NotFittedError
+            If this is the first call, the wrapped classifier is not fitted and ``y`` reports
+            misses.
+
+        Notes
+        -----
+        On the first call the published sets are full (``threshold_ = -inf``), so every reply is
+        a true label. With an unfitted wrapped classifier the first call is therefore handled
+        like :meth:`fit` (fit on a split of the batch, replay the rest).
+        """
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__}.partial_fit requires y (the feedback: true label, or -1 "
+                "for a miss), but the target y is None."
+            )
+        y = column_or_1d(y, warn=True)
+        X = _rows(X)
+        n = n_rows(X)
+        if n != len(y):
+            raise ValueError(f"`X` has {n} rows but `y` has {len(y)} entries; they must be equal.")
+        if not hasattr(self, "learner_"):
+            learner = self._new_learner()
+            if self._precomputed:
+                self._set_model(None, X)
+            elif is_fitted(self.estimator):
+                self._set_model(self.estimator, X)
+            else:
+                # The first sets are full (threshold -inf), so every reply is a true label:
+                # this batch is a labeled stream, handled by `fit` (split, fit, replay).
+                if self._miss_mask(np.asarray(y)).any():
+                    raise NotFittedError(
+                        f"The first {type(self).__name__}.partial_fit call fits the unfitted "
+                        "`estimator` on its labels, but `y` reports misses (-1). Pass a fitted "
+                        "classifier (e.g. sklearn.frozen.FrozenEstimator(model)) or labeled rows."
+                    )
+                return self._fit(X, y)
+            self.learner_ = learner
+            self.n_misses_ = 0
+            self._finish()
+        if classes is not None and not np.array_equal(np.unique(classes), self.classes_):
+            raise ValueError(
+                f"`classes` {np.unique(classes)!r} differ from the wrapped classifier's classes_ "
+                f"{self.classes_!r}."
+            )
+        if n == 0:
+            return self
+        horizon = self.learner_.horizon
+        if horizon is not None and self.learner_.n_rounds + n > horizon:
+            raise ValueError(
+                f"`horizon`={horizon} is smaller than the number of rounds seen "
+                f"({self.learner_.n_rounds + n}); pass a larger `horizon` or horizon=None."
+            )
+        S = self._label_scores(X)
+        served = self.threshold_
+        miss = self._miss_mask(y)
+        col, known = self._label_index(y)
+        bad = ~miss & ~known
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"Row {i} reports label {y[i]!r}, which is not a class of the wrapped estimator, "
+                "so it cannot have been in the set; report a miss with -1."
+            )
+        scores = S[np.arange(n), col]
+        outside = ~miss & (scores < served)
+        if outside.any():
+            i = int(np.flatnonzero(outside)[0])
+            raise ValueError(
+                f"Inconsistent feedback at row {i}: label {y[i]!r} was reported as observed, but "
+                f"its score {scores[i]!r} is below the threshold {served!r} of the published set, "
+                "so it was not in the set. Report a miss with -1."
+            )
+        update = self.learner_.update
+        for s, m in zip(scores.tolist(), miss.tolist()):
+            update(None if m else s, served_threshold=served)
+        self.n_misses_ += int(miss.sum())
+        self._finish()
+        return self
+
+    # -- prediction ---------------------------------------------------------------------------
+    def predict_set(self, X):
+        """Prediction sets at the current threshold: labels with score ``>= threshold_``.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Inputs (candidate scores with ``estimator="precomputed"``).
+
+        Returns
+        -------
+        ndarray of bool, shape (n_samples, n_classes)
+            ``sets[i, j]`` is True iff ``classes_[j]`` is in the set of row ``i``. Before the
+            first feedback (a fitted classifier, no :meth:`fit` / :meth:`partial_fit` yet) the
+            threshold is ``-inf``: every set holds all labels.
+        """
+        if not hasattr(self, "learner_"):
+            if self._precomputed:
+                X = _rows(X)
+                return np.ones((n_rows(X), np.shape(X)[1]), dtype=bool)
+            if is_fitted(self.estimator) and hasattr(self.estimator, "classes_"):
+                return np.ones((n_rows(_rows(X)), len(self.estimator.classes_)), dtype=bool)
+        check_is_fitted(self)
+        return self._label_scores(X) >= self.threshold_
+
+    def predict(self, X):
+        """Predictions of the wrapped classifier (the top candidate with ``"precomputed"``).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        if self.estimator_ is None:
+            return self.classes_[np.argmax(self._label_scores(X), axis=1)]
+        return self.estimator_.predict(X)
+
+    @available_if(_wrapped_has("predict_proba"))
+    def predict_proba(self, X):
+        """Class probabilities of the wrapped classifier.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        return self.estimator_.predict_proba(X)

@@ -1,0 +1,326 @@
+"""SemiBanditPredictionSet: sklearn compliance, honest replay, streaming feedback, errors."""
+
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import make_classification
+from sklearn.exceptions import NotFittedError
+from sklearn.frozen import FrozenEstimator
+from sklearn.linear_model import LogisticRegression
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from sklearn_riskcontrol import RiskControlWarning
+from sklearn_riskcontrol.online import (
+    SemiBanditPredictionSet,
+    make_learner,
+    simulate_thresholds,
+)
+
+# -- scikit-learn compliance ------------------------------------------------------------------
+
+# Each entry is a check that fails *by design*, with the reason.
+EXPECTED_FAILED = {
+    # The check calls partial_fit(X, y) with the true labels after fit. partial_fit's y is
+    # semi-bandit feedback: a label reported as observed must lie in the published set, and
+    # once the threshold is finite (ACI gets there on the check's small data) some true labels
+    # are not, which partial_fit rejects with a ValueError on purpose.
+    "check_fit_score_takes_y": "partial_fit rejects feedback inconsistent with the published set",
+}
+
+
+def _expected_failed(estimator):
+    return EXPECTED_FAILED if estimator.strategy == "aci" else {}
+
+
+@parametrize_with_checks(
+    [
+        SemiBanditPredictionSet(LogisticRegression(), random_state=0),
+        SemiBanditPredictionSet(
+            LogisticRegression(), strategy="aci", label_score="decision_function", random_state=0
+        ),
+    ],
+    expected_failed_checks=_expected_failed,
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+# -- data ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(
+        n_samples=6000, n_features=8, n_informative=5, n_classes=4, random_state=0
+    )
+    clf = LogisticRegression(max_iter=500).fit(X[:1000], y[:1000])
+    return X, y, clf
+
+
+def _true_scores(clf, X, y):
+    return clf.predict_proba(X)[np.arange(len(y)), np.searchsorted(clf.classes_, y)]
+
+
+# -- fit: honest replay ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("strategy", ["sps", "greedy", "aci", "dlr", "etc", "conservative_etc"])
+def test_fit_replays_exactly_like_simulate_thresholds(data, strategy):
+    X, y, clf = data
+    params = dict(strategy=strategy, horizon=5000, n_explore=300, learning_rate=0.05)
+    est = SemiBanditPredictionSet(FrozenEstimator(clf), alpha=0.1, **params).fit(X[1000:], y[1000:])
+    s = _true_scores(clf, X[1000:], y[1000:])
+    taus = simulate_thresholds(s, 0.1, **params)
+    learner = make_learner(strategy, 0.1, **{k: v for k, v in params.items() if k != "strategy"})
+    learner.replay(s)
+    assert est.threshold_ == learner.threshold
+    assert est.n_rounds_ == 5000
+    assert est.n_misses_ == int(np.sum(s < taus))
+
+
+@pytest.mark.parametrize("strategy", ["sps", "aci", "dlr"])
+def test_fit_uses_only_feedback_the_user_could_give(data, strategy):
+    """Relabelling missed rows with other labels that were also outside the set changes nothing."""
+    X, y, clf = data
+    Xs, ys = X[1000:3000], y[1000:3000].copy()
+    P = clf.predict_proba(Xs)
+    params = dict(strategy=strategy, learning_rate=0.05)
+    taus = simulate_thresholds(P[np.arange(2000), ys], 0.1, **params)
+    ref = SemiBanditPredictionSet(FrozenEstimator(clf), **params).fit(Xs, ys)
+    changed = 0
+    for i in np.flatnonzero(P[np.arange(2000), ys] < taus):
+        outside = np.flatnonzero(P[i] < taus[i])
+        other = outside[outside != ys[i]]
+        if len(other):
+            ys[i] = other[0]
+            changed += 1
+    assert changed > 0
+    est = SemiBanditPredictionSet(FrozenEstimator(clf), **params).fit(Xs, ys)
+    assert est.threshold_ == ref.threshold_ and est.n_misses_ == ref.n_misses_
+
+
+def test_wrapped_classifier_is_used_as_is_and_predictions_delegate(data):
+    X, y, clf = data
+    coef = clf.coef_.copy()
+    est = SemiBanditPredictionSet(clf, horizon=5000).fit(X[1000:], y[1000:])
+    assert est.estimator_ is clf
+    np.testing.assert_array_equal(clf.coef_, coef)  # never refitted
+    np.testing.assert_array_equal(est.predict(X[:50]), clf.predict(X[:50]))
+    np.testing.assert_array_equal(est.predict_proba(X[:50]), clf.predict_proba(X[:50]))
+    assert est.score(X[:500], y[:500]) == clf.score(X[:500], y[:500])
+    # FrozenEstimator keeps it fitted through clone (e.g. in GridSearchCV)
+    frozen = clone(SemiBanditPredictionSet(FrozenEstimator(clf))).fit(X[1000:2000], y[1000:2000])
+    np.testing.assert_array_equal(frozen.predict(X[:50]), clf.predict(X[:50]))
+
+
+def test_unfitted_classifier_is_fitted_on_a_split(data):
+    X, y, _ = data
+    lr = LogisticRegression(max_iter=500)
+    est = SemiBanditPredictionSet(lr, calib_size=0.4, random_state=0).fit(X[:2000], y[:2000])
+    assert not hasattr(lr, "coef_")  # the user's object is untouched
+    assert est.n_rounds_ == 800  # the stream is the calibration part
+    assert est.n_features_in_ == 8
+    again = SemiBanditPredictionSet(lr, calib_size=0.4, random_state=0).fit(X[:2000], y[:2000])
+    assert again.threshold_ == est.threshold_
+    np.testing.assert_array_equal(again.estimator_.coef_, est.estimator_.coef_)
+
+
+def test_predict_set_is_the_threshold_rule(data):
+    X, y, clf = data
+    est = SemiBanditPredictionSet(FrozenEstimator(clf), alpha=0.2).fit(X[1000:4000], y[1000:4000])
+    sets = est.predict_set(X[4000:])
+    assert sets.dtype == bool and sets.shape == (2000, 4)
+    np.testing.assert_array_equal(sets, clf.predict_proba(X[4000:]) >= est.threshold_)
+    assert np.isfinite(est.threshold_)
+    covered = sets[np.arange(2000), np.searchsorted(clf.classes_, y[4000:])]
+    assert covered.mean() >= 0.8 - 3 * np.sqrt(0.16 / 2000)
+
+
+def test_label_score_options(data):
+    X, y, clf = data
+    yb = (y > 1).astype(int)
+    binary = LogisticRegression().fit(X[:1000], yb[:1000])
+    est = SemiBanditPredictionSet(
+        FrozenEstimator(binary), label_score="decision_function", horizon=3000
+    ).fit(X[1000:4000], yb[1000:4000])
+    d = binary.decision_function(X[1000:4000])
+    learner = make_learner("sps", 0.1, horizon=3000)
+    learner.replay(np.where(yb[1000:4000] == 1, d, -d))  # binary: class scores [-d, d]
+    assert est.threshold_ == learner.threshold
+    d5 = binary.decision_function(X[:5])
+    expected = np.column_stack([-d5, d5]) >= est.threshold_
+    np.testing.assert_array_equal(est.predict_set(X[:5]), expected)
+    log_proba = SemiBanditPredictionSet(
+        FrozenEstimator(clf), label_score=lambda e, Z: e.predict_log_proba(Z)
+    ).fit(X[1000:3000], y[1000:3000])
+    probs = SemiBanditPredictionSet(FrozenEstimator(clf)).fit(X[1000:3000], y[1000:3000])
+    # SPS is rank-based: log-probabilities give the log of the probability threshold
+    assert np.isfinite(probs.threshold_)
+    assert log_proba.threshold_ == pytest.approx(np.log(probs.threshold_))
+
+
+def test_precomputed_candidate_scores():
+    """Retrieval/auction style: X holds the candidate scores, y the true candidate's column."""
+    rng = np.random.default_rng(0)
+    S = rng.normal(size=(3000, 20)) * 4 + 10
+    y = rng.integers(0, 20, size=3000)
+    S[np.arange(3000), y] += 3  # the true candidate tends to score higher
+    est = SemiBanditPredictionSet("precomputed", alpha=0.1, horizon=3000).fit(S, y)
+    learner = make_learner("sps", 0.1, horizon=3000)
+    learner.replay(S[np.arange(3000), y])
+    assert est.threshold_ == learner.threshold
+    np.testing.assert_array_equal(est.classes_, np.arange(20))
+    np.testing.assert_array_equal(est.predict_set(S[:10]), S[:10] >= est.threshold_)
+    np.testing.assert_array_equal(est.predict(S[:10]), np.argmax(S[:10], axis=1))
+    assert not hasattr(est, "predict_proba")
+    with pytest.raises(ValueError, match="features"):
+        est.predict_set(S[:10, :5])
+    with pytest.raises(ValueError, match="NaN|infinity"):
+        est.predict_set(np.full((2, 20), np.nan))
+
+
+# -- partial_fit: streaming feedback ---------------------------------------------------------------
+
+
+def _serve_and_reply(est, X, y, classes):
+    """The user: sees the set, points at the true label if it is there, else reports -1."""
+    sets = est.predict_set(X)
+    inside = sets[np.arange(len(y)), np.searchsorted(classes, y)]
+    reply = np.asarray(y, dtype=object).copy()
+    reply[~inside] = -1
+    return reply
+
+
+def test_row_by_row_stream_equals_fit_and_resumes_after_pickle(data):
+    X, y, clf = data
+    Xs, ys = X[1000:2500], y[1000:2500]
+    full = SemiBanditPredictionSet(FrozenEstimator(clf), strategy="aci", learning_rate=0.05)
+    full.fit(Xs, ys)
+    est = SemiBanditPredictionSet(FrozenEstimator(clf), strategy="aci", learning_rate=0.05)
+    est.fit(Xs[:700], ys[:700])
+    est = pickle.loads(pickle.dumps(est))  # stop and resume mid-stream
+    for i in range(700, 1500):
+        reply = _serve_and_reply(est, Xs[i : i + 1], ys[i : i + 1], clf.classes_)
+        est.partial_fit(Xs[i : i + 1], reply)
+    assert est.threshold_ == full.threshold_
+    assert est.n_rounds_ == full.n_rounds_ == 1500
+    assert est.n_misses_ == full.n_misses_
+
+
+def test_batch_feedback_on_published_sets_is_exact_for_sps(data):
+    X, y, clf = data
+    Xs, ys = X[1000:5000], y[1000:5000]
+    full = SemiBanditPredictionSet(FrozenEstimator(clf), horizon=4000).fit(Xs, ys)
+    est = SemiBanditPredictionSet(FrozenEstimator(clf), horizon=4000)
+    for chunk in np.array_split(np.arange(4000), 25):
+        est.partial_fit(Xs[chunk], _serve_and_reply(est, Xs[chunk], ys[chunk], clf.classes_))
+    assert est.threshold_ == full.threshold_ and est.n_rounds_ == 4000
+    assert np.isfinite(est.threshold_)
+
+
+def test_sets_are_full_before_any_feedback(data):
+    X, y, clf = data
+    est = SemiBanditPredictionSet(FrozenEstimator(clf))
+    assert est.predict_set(X[:3]).all() and est.predict_set(X[:3]).shape == (3, 4)
+    est.partial_fit(X[:3], y[:3])  # every label was in the full sets
+    assert est.n_rounds_ == 3 and est.n_misses_ == 0
+    assert SemiBanditPredictionSet("precomputed").predict_set(np.zeros((2, 5))).all()
+
+
+def test_first_partial_fit_with_unfitted_classifier_behaves_like_fit(data):
+    X, y, _ = data
+    a = SemiBanditPredictionSet(LogisticRegression(), random_state=0).partial_fit(X[:600], y[:600])
+    b = SemiBanditPredictionSet(LogisticRegression(), random_state=0).fit(X[:600], y[:600])
+    assert a.threshold_ == b.threshold_ and a.n_rounds_ == b.n_rounds_ == 300
+    with pytest.raises(NotFittedError, match="misses"):
+        SemiBanditPredictionSet(LogisticRegression()).partial_fit(X[:10], np.r_[y[:9], -1])
+
+
+def test_inconsistent_feedback_is_rejected(data):
+    X, y, clf = data
+    est = SemiBanditPredictionSet(FrozenEstimator(clf), alpha=0.2).fit(X[1000:4000], y[1000:4000])
+    P = clf.predict_proba(X[4000:4100])
+    i, j = np.argwhere(P < est.threshold_)[0]
+    before = (est.threshold_, est.n_rounds_)
+    with pytest.raises(ValueError, match="Inconsistent feedback at row 0.*not in the set"):
+        est.partial_fit(X[4000 + i : 4001 + i], [clf.classes_[j]])
+    with pytest.raises(ValueError, match="not a class"):
+        est.partial_fit(X[4000:4001], [7])
+    assert (est.threshold_, est.n_rounds_) == before  # nothing was recorded
+    est.partial_fit(X[4000 + i : 4001 + i], [-1])  # a miss is always consistent
+    assert est.n_rounds_ == before[1] + 1
+
+
+def test_string_labels_and_miss_marker():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(900, 3))
+    y = np.array(["cat", "dog", "emu"])[np.argmax(X + rng.normal(size=(900, 3)), axis=1)]
+    clf = LogisticRegression().fit(X[:300], y[:300])
+    est = SemiBanditPredictionSet(FrozenEstimator(clf)).fit(X[300:600], y[300:600])
+    reply = _serve_and_reply(est, X[600:], y[600:], clf.classes_)  # object: labels and -1
+    est.partial_fit(X[600:], reply)
+    assert est.n_rounds_ == 600
+    assert est.n_misses_ == int(np.sum(reply == -1)) + SemiBanditPredictionSet(
+        FrozenEstimator(clf)
+    ).fit(X[300:600], y[300:600]).n_misses_
+    with pytest.raises(ValueError, match="not a class"):
+        est.partial_fit(X[:1], ["fox"])
+
+
+def test_labels_unknown_to_the_classifier_count_as_misses(data):
+    X, y, clf = data
+    yy = y[1000:2000].copy()
+    yy[:10] = 9  # not a class of the classifier: it can never be in a set
+    with pytest.warns(RiskControlWarning, match="count as misses"):
+        est = SemiBanditPredictionSet(FrozenEstimator(clf)).fit(X[1000:2000], yy)
+    assert est.n_misses_ >= 10
+
+
+def test_pandas_input_and_feature_names():
+    rng = np.random.default_rng(2)
+    X = pd.DataFrame(rng.normal(size=(600, 3)), columns=["a", "b", "c"])
+    y = (X["a"] + rng.normal(size=600) > 0).astype(int)
+    clf = LogisticRegression().fit(X[:200], y[:200])
+    est = SemiBanditPredictionSet(FrozenEstimator(clf)).fit(X[200:], y[200:])
+    assert list(est.feature_names_in_) == ["a", "b", "c"] and est.n_features_in_ == 3
+    assert est.predict_set(X[:4]).shape == (4, 2)
+
+
+# -- errors ----------------------------------------------------------------------------------------
+
+
+def test_parameter_and_input_errors(data):
+    X, y, clf = data
+    frozen = FrozenEstimator(clf)
+    with pytest.raises(ValueError, match="alpha"):
+        SemiBanditPredictionSet(frozen, alpha=1.0).fit(X[1000:1100], y[1000:1100])
+    with pytest.raises(ValueError, match="strategy"):
+        SemiBanditPredictionSet(frozen, strategy="ucb").fit(X[1000:1100], y[1000:1100])
+    with pytest.raises(ValueError, match="horizon"):
+        SemiBanditPredictionSet(frozen, horizon=50).fit(X[1000:1100], y[1000:1100])
+    est = SemiBanditPredictionSet(frozen, horizon=100).fit(X[1000:1090], y[1000:1090])
+    with pytest.raises(ValueError, match="horizon"):
+        est.partial_fit(X[:11], np.full(11, -1))
+    with pytest.raises(ValueError, match="n_explore"):
+        SemiBanditPredictionSet(frozen, strategy="etc").fit(X[1000:1100], y[1000:1100])
+    with pytest.raises(ValueError, match="requires y"):
+        SemiBanditPredictionSet(frozen).fit(X[1000:1100], None)
+    with pytest.raises(ValueError, match="rows"):
+        SemiBanditPredictionSet(frozen).fit(X[1000:1100], y[1000:1099])
+    nan_scores = lambda e, Z: np.full((len(Z), 4), np.nan)  # noqa: E731
+    with pytest.raises(ValueError, match="NaN"):
+        SemiBanditPredictionSet(frozen, label_score=nan_scores).fit(X[1000:1100], y[1000:1100])
+    bad_shape = lambda e, Z: np.zeros((len(Z), 3))  # noqa: E731
+    with pytest.raises(ValueError, match="shape"):
+        SemiBanditPredictionSet(frozen, label_score=bad_shape).fit(X[1000:1100], y[1000:1100])
+    with pytest.raises(NotFittedError):
+        SemiBanditPredictionSet(LogisticRegression()).predict_set(X[:3])
+    with pytest.raises(NotFittedError):
+        SemiBanditPredictionSet(frozen).predict(X[:3])
+    minus_one = LogisticRegression().fit(X[:500], np.where(y[:500] == 0, -1, y[:500]))
+    est = SemiBanditPredictionSet(FrozenEstimator(minus_one))
+    with pytest.raises(ValueError, match="-1 is also a class"):
+        est.partial_fit(X[:2], [-1, -1])
