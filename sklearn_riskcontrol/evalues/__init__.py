@@ -4,6 +4,24 @@ This is what users with precomputed loss/score tables call, what the estimators 
 the benchmarks time. No scikit-learn estimators and no I/O live here.
 """
 
+from .autoeval import (
+    ModelSelectionResult,
+    RAutoEvalResult,
+    RiskConfidenceInterval,
+    effective_observations,
+    rautoeval_confidence_interval,
+    rautoeval_select,
+    rautoeval_test,
+)
+from .betting import (
+    WSR,
+    BettingEProcess,
+    FixedBet,
+    UniversalPortfolio,
+    betting_eprocess,
+    mixture_log_eprocess,
+    mixture_weights,
+)
 from .bounds import ConcentrationResult, concentration_threshold
 from .conformal import mdr_decisions, mdr_evalues, sdr_evalues
 from .testing import bh, bonferroni, boost_evalues, ebh, fixed_sequence
@@ -19,4 +37,18 @@ __all__ = [
     "bonferroni",
     "concentration_threshold",
     "ConcentrationResult",
+    "WSR",
+    "UniversalPortfolio",
+    "FixedBet",
+    "BettingEProcess",
+    "betting_eprocess",
+    "mixture_log_eprocess",
+    "mixture_weights",
+    "effective_observations",
+    "rautoeval_test",
+    "RAutoEvalResult",
+    "rautoeval_confidence_interval",
+    "RiskConfidenceInterval",
+    "rautoeval_select",
+    "ModelSelectionResult",
 ]

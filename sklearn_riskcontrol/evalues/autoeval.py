@@ -1,0 +1,717 @@
+"""R-Eval, R-AutoEval and R-AutoEval+ on loss arrays (Park, Zecchin & Simeone).
+
+Certify that a model's risk ``R = E[loss]`` is at most ``alpha`` with probability at least
+``1 - delta`` from ``n`` human-labeled losses, the auto-evaluator's (judge's) losses on the same
+examples and its losses on ``N >= n`` unlabeled examples. Losses lie in ``[0, 1]``.
+
+Effective observations (one candidate)
+    ``h_i`` = loss with the true label, ``g_i`` = loss with the judge's label (``i = 1..n``),
+    ``u_k`` = judge losses on the unlabeled examples. ``r = floor(N / n)`` (``0 < N < n`` is an
+    error), ``ubar_i`` = mean of block ``i`` of ``u`` (entries ``(i-1) r .. i r - 1``; leftovers
+    are dropped). For a reliance factor ``rho in [0, 1]``,
+    ``q_i(rho) = h_i + rho (ubar_i - g_i)`` is unbiased for ``R`` and lies in
+    ``[-rho, 1 + rho]``. R-Eval uses ``rho = 0``, R-AutoEval ``rho = 1`` and R-AutoEval+ the grid
+    ``rho_s = linspace(0, 1, S)`` with prior weights ``w_s0 = 1 / S``.
+
+Testing by betting
+    Each ``rho_s`` has its own betting e-process ``E_s,i`` (``M - alpha = 1 + rho_s - alpha``,
+    see :mod:`~sklearn_riskcontrol.evalues.betting`). R-AutoEval+ bets the fraction
+    ``w_s,i ∝ w_s0 E_s,i-1`` of its wealth on ``rho_s`` (paper eq. 13), so its e-process
+    telescopes exactly to ``E_i = sum_s w_s0 E_s,i``, computed here by logsumexp of the per-rho
+    log-wealths. ``H0: R > alpha`` is rejected ("certified") iff ``max_i E_i >= 1 / delta``
+    (Ville's inequality: anytime valid, the test may stop at the first crossing), and
+    ``pvalue = min(1, 1 / max_i E_i)``.
+"""
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+from joblib import Parallel, delayed, effective_n_jobs
+from scipy import optimize
+
+from .._validation import (
+    check_level,
+    check_nonempty,
+    check_risks,
+    check_same_length,
+    warn,
+)
+from .betting import _log_prior, _logsumexp, _resolve_betting, _run, mixture_weights
+from .testing import bonferroni, fixed_sequence
+
+__all__ = [
+    "effective_observations",
+    "rautoeval_test",
+    "RAutoEvalResult",
+    "rautoeval_confidence_interval",
+    "RiskConfidenceInterval",
+    "rautoeval_select",
+    "ModelSelectionResult",
+]
+
+_METHODS = ("plus", "autoeval", "eval")
+
+
+# --------------------------------------------------------------------------------------------
+# Inputs
+# --------------------------------------------------------------------------------------------
+def _check_losses(loss_labeled, loss_judge_labeled, loss_judge_unlabeled, method, suffix=""):
+    """Validated ``h, g, u`` and the method actually run (``eval`` if there is no unlabeled
+    data; the caller warns)."""
+    if method not in _METHODS:
+        raise ValueError(f"`method` must be one of {_METHODS}; got {method!r}.")
+    h = check_risks(loss_labeled, "loss_labeled" + suffix)
+    check_nonempty(h, "loss_labeled" + suffix, what="human-labeled")
+    g = u = None
+    if loss_judge_labeled is not None:
+        g = check_risks(loss_judge_labeled, "loss_judge_labeled" + suffix)
+        check_same_length(**{"loss_labeled" + suffix: h, "loss_judge_labeled" + suffix: g})
+    if loss_judge_unlabeled is not None:
+        u = check_risks(loss_judge_unlabeled, "loss_judge_unlabeled" + suffix)
+        if 0 < u.size < h.size:
+            raise ValueError(
+                f"`loss_judge_unlabeled{suffix}` has {u.size} entries, fewer than the {h.size} "
+                "labeled ones: R-AutoEval needs N >= n unlabeled examples (r = floor(N / n) of "
+                "them per labeled example). Pass more unlabeled data, or None / an empty "
+                "array to run R-Eval."
+            )
+        if u.size == 0:
+            u = None
+    if method != "eval":
+        if u is not None and g is None:
+            raise ValueError(
+                f"`loss_judge_labeled{suffix}` is required with method={method!r}: the judge's "
+                "losses on the labeled examples correct its bias."
+            )
+        if u is None:
+            return h, g, None, "eval"
+    return h, g, u, method
+
+
+def _rho_setup(method, n_rho, rho_grid, rho_prior):
+    if method == "eval":
+        return np.zeros(1), np.zeros(1)
+    if method == "autoeval":
+        return np.ones(1), np.zeros(1)
+    if rho_grid is None:
+        if isinstance(n_rho, bool) or not isinstance(n_rho, numbers.Integral) or n_rho < 2:
+            raise ValueError(f"`n_rho` must be an integer >= 2; got {n_rho!r}.")
+        rho = np.linspace(0.0, 1.0, int(n_rho))
+    else:
+        rho = np.asarray(rho_grid, dtype=float).ravel()
+        if rho.size == 0 or not np.all(np.isfinite(rho)) or np.any((rho < 0) | (rho > 1)):
+            raise ValueError("`rho_grid` must be a non-empty array of values in [0, 1].")
+    return rho, _log_prior(rho_prior, rho.size)
+
+
+def effective_observations(loss_labeled, loss_judge_labeled, loss_judge_unlabeled, rho):
+    """R-AutoEval+'s effective observations ``q_i(rho) = h_i + rho (ubar_i - g_i)``.
+
+    Parameters
+    ----------
+    loss_labeled : array-like of shape (n,)
+        Losses ``h_i`` with the true labels, in [0, 1].
+    loss_judge_labeled : array-like of shape (n,)
+        Losses ``g_i`` with the judge's labels on the same examples.
+    loss_judge_unlabeled : array-like of shape (N,), N >= n
+        Judge losses on unlabeled examples; block means of ``r = floor(N / n)`` consecutive
+        entries give ``ubar_i`` (leftovers dropped).
+    rho : float or array-like of shape (S,)
+        Reliance factors in [0, 1].
+
+    Returns
+    -------
+    q : ndarray of shape (S, n)
+        ``q[s]`` lies in ``[-rho_s, 1 + rho_s]`` and is unbiased for the risk.
+
+    Examples
+    --------
+    >>> from sklearn_riskcontrol.evalues.autoeval import effective_observations
+    >>> effective_observations([1, 0], [1, 0], [0, 1, 1, 1], rho=[0, 0.5, 1])
+    array([[1.  , 0.  ],
+           [0.75, 0.5 ],
+           [0.5 , 1.  ]])
+    """
+    h, g, u, _ = _check_losses(loss_labeled, loss_judge_labeled, loss_judge_unlabeled, "plus")
+    if g is None or u is None:
+        raise ValueError("`loss_judge_labeled` and `loss_judge_unlabeled` are required.")
+    rho = np.atleast_1d(np.asarray(rho, dtype=float))
+    if rho.ndim != 1 or np.any(~np.isfinite(rho)) or np.any((rho < 0) | (rho > 1)):
+        raise ValueError("`rho` must be reliance factors in [0, 1].")
+    return _observations(h, g, u, rho)
+
+
+def _observations(h, g, u, rho):
+    if u is None:
+        return np.broadcast_to(h, (rho.size, h.size)).copy()
+    n = h.size
+    r = u.size // n
+    ubar = u[: n * r].reshape(n, r).mean(axis=1)
+    q = h[None, :] + rho[:, None] * (ubar - g)[None, :]
+    return np.clip(q, -rho[:, None], 1.0 + rho[:, None]) + 0.0  # rounding guard; no -0.0
+
+
+# --------------------------------------------------------------------------------------------
+# The test
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False, repr=False)
+class RAutoEvalResult:
+    """Result of :func:`rautoeval_test`.
+
+    Attributes
+    ----------
+    certified : bool
+        ``True`` iff ``H0: R > alpha`` is rejected, i.e. ``max_i E_i >= 1 / delta``.
+    pvalue : float
+        ``min(1, 1 / max_i E_i)`` (anytime-valid p-value).
+    log_eprocess : ndarray of shape (n_rounds,)
+        ``log E_i`` of the mixture e-process after labeled example ``i`` (one entry per round
+        processed; fewer than ``n`` only with ``early_stopping=True``).
+    stopping_index : int or None
+        0-based index of the first round with ``E_i >= 1 / delta`` (so ``stopping_index + 1``
+        labeled examples were needed), ``None`` if it never crosses.
+    rho_grid : ndarray of shape (S,)
+        Reliance factors (``[0]`` for R-Eval, ``[1]`` for R-AutoEval).
+    rho_prior : ndarray of shape (S,)
+        Initial weights ``w_s0``.
+    rho_weights : ndarray of shape (S, n_rounds)
+        Adaptive weights ``w_s,i ∝ w_s0 E_s,i-1`` used in round ``i`` (paper's Fig. 2).
+    log_wealth : ndarray of shape (S, n_rounds)
+        Per-rho log-wealth ``log E_s,i``.
+    bets : ndarray of shape (S, n_rounds)
+        Per-rho bets ``lambda_s,i``.
+    alpha, delta : float
+    method : str
+        Method actually run (``"eval"`` when no unlabeled data was given).
+    block_size : int
+        ``r = floor(N / n)`` unlabeled examples per labeled one (0 for R-Eval).
+    """
+
+    certified: bool
+    pvalue: float
+    log_eprocess: np.ndarray
+    stopping_index: object
+    rho_grid: np.ndarray
+    rho_prior: np.ndarray
+    rho_weights: np.ndarray
+    log_wealth: np.ndarray
+    bets: np.ndarray
+    alpha: float
+    delta: float
+    method: str
+    block_size: int
+
+    @property
+    def log_evalue(self):
+        """``max_i log E_i`` (the statistic compared with ``log(1 / delta)``)."""
+        return float(self.log_eprocess.max())
+
+    def __repr__(self):
+        return (
+            f"RAutoEvalResult(certified={self.certified}, pvalue={self.pvalue:.4g}, "
+            f"stopping_index={self.stopping_index}, method={self.method!r}, "
+            f"n_rounds={self.log_eprocess.size}, n_rho={self.rho_grid.size})"
+        )
+
+
+def _core_test(q, rho, log_prior, alpha, delta, strategy, early_stopping, n_total):
+    rows, n = q.shape
+    log_threshold = np.log(1.0 / delta)
+    bets, logw = _run(
+        q, alpha, -rho, 1.0 + rho, strategy, delta=delta, n_total=n_total,
+        log_prior=log_prior if early_stopping else None,
+        log_threshold=log_threshold if early_stopping else None,
+    )
+    log_e = _logsumexp(log_prior[:, None] + logw, axis=0)
+    pvalue = float(min(1.0, np.exp(-log_e.max())))
+    crossed = np.flatnonzero(np.exp(-log_e) <= delta)
+    return dict(
+        certified=bool(pvalue <= delta),
+        pvalue=pvalue,
+        log_eprocess=log_e,
+        stopping_index=int(crossed[0]) if crossed.size else None,
+        rho_grid=rho,
+        rho_prior=np.exp(log_prior),
+        rho_weights=mixture_weights(logw, np.exp(log_prior)),
+        log_wealth=logw,
+        bets=bets,
+        alpha=alpha,
+        delta=delta,
+    )
+
+
+def _impossible_message(n, rho, alpha, delta):
+    """Message if no betting strategy can reach 1/delta with n rounds (else None): a factor is
+    at most 1 + (alpha - m) / (M - alpha) = (1 + 2 rho) / (1 + rho - alpha)."""
+    best = n * np.max(np.log((1.0 + 2.0 * rho) / (1.0 + rho - alpha)))
+    if best >= np.log(1.0 / delta):
+        return None
+    need = int(np.ceil(np.log(1.0 / delta) / np.max(np.log((1 + 2 * rho) / (1 + rho - alpha)))))
+    return (
+        f"Certification is impossible: with n={n} labeled examples no betting e-process can "
+        f"reach 1/delta={1 / delta:g} at alpha={alpha:g} (at least {need} are needed)."
+    )
+
+
+def _prepare(loss_labeled, loss_judge_labeled, loss_judge_unlabeled, alpha, delta, method,
+             betting, n_rho, rho_grid, rho_prior, suffix=""):
+    alpha = check_level(alpha, "alpha")
+    delta = check_level(delta, "delta")
+    h, g, u, run_method = _check_losses(
+        loss_labeled, loss_judge_labeled, loss_judge_unlabeled, method, suffix
+    )
+    rho, log_prior = _rho_setup(run_method, n_rho, rho_grid, rho_prior)
+    strategy = _resolve_betting(betting)
+    q = _observations(h, g, u, rho)
+    r = 0 if u is None else u.size // h.size
+    return q, rho, log_prior, alpha, delta, strategy, run_method, r
+
+
+def rautoeval_test(loss_labeled, loss_judge_labeled=None, loss_judge_unlabeled=None, *, alpha,
+                   delta, method="plus", betting="up", n_rho=10, rho_grid=None, rho_prior=None,
+                   early_stopping=False):
+    """Certify ``risk <= alpha`` with R-Eval, R-AutoEval or R-AutoEval+ (testing by betting).
+
+    Tests ``H0: R > alpha`` with type-I error at most ``delta``, processing the labeled examples
+    in the order given. See the module docstring for the effective observations and the
+    mixture over reliance factors.
+
+    Parameters
+    ----------
+    loss_labeled : array-like of shape (n,)
+        Losses with the true (human) labels, in [0, 1].
+    loss_judge_labeled : array-like of shape (n,), default=None
+        Losses with the auto-evaluator's labels on the same examples (required unless
+        ``method="eval"``).
+    loss_judge_unlabeled : array-like of shape (N,), default=None
+        Auto-evaluator losses on ``N >= n`` unlabeled examples, used in blocks of
+        ``r = floor(N / n)``. ``None`` (or empty) reduces every method to R-Eval, with a
+        :class:`~sklearn_riskcontrol.RiskControlWarning`.
+    alpha : float in (0, 1)
+        Tolerated risk.
+    delta : float in (0, 1)
+        Type-I error (probability of certifying a model whose risk exceeds ``alpha``).
+    method : {"plus", "autoeval", "eval"}, default="plus"
+        R-AutoEval+ (mixture over ``rho``), R-AutoEval (``rho = 1``) or R-Eval (``rho = 0``).
+    betting : {"up", "wsr"} or strategy object, default="up"
+        ``"up"``: exact universal portfolio with the arcsine prior
+        (:class:`~sklearn_riskcontrol.evalues.betting.UniversalPortfolio`; pass
+        ``UniversalPortfolio(prior="reference")`` for the paper's grid); ``"wsr"``: WSR bets.
+    n_rho : int, default=10
+        Number of reliance factors ``linspace(0, 1, n_rho)`` of R-AutoEval+.
+    rho_grid : array-like, default=None
+        Explicit reliance factors in [0, 1] (overrides ``n_rho``; ``method="plus"`` only).
+    rho_prior : array-like, default=None
+        Initial weights ``w_s0`` (normalised); ``None`` = uniform.
+    early_stopping : bool, default=False
+        Stop at the first crossing (anytime validity); the arrays of the result then end at
+        ``stopping_index`` and the p-value uses the rounds processed.
+
+    Returns
+    -------
+    RAutoEvalResult
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_riskcontrol.evalues.autoeval import rautoeval_test
+    >>> rng = np.random.default_rng(0)
+    >>> n, r = 200, 10
+    >>> h = rng.binomial(1, 0.05, n).astype(float)          # true losses, risk 0.05
+    >>> g = np.where(rng.random(n) < 0.95, h, 1 - h)        # a good judge
+    >>> h_u = rng.binomial(1, 0.05, n * r)
+    >>> u = np.where(rng.random(n * r) < 0.95, h_u, 1 - h_u)
+    >>> res = rautoeval_test(h, g, u, alpha=0.12, delta=0.1)
+    >>> res.certified, res.pvalue < 0.1, res.rho_weights.shape
+    (True, True, (10, 200))
+    >>> ev = rautoeval_test(h, alpha=0.12, delta=0.1, method="eval")   # labels only
+    >>> res.stopping_index + 1, ev.stopping_index + 1       # labels needed to certify
+    (56, 66)
+    """
+    q, rho, log_prior, alpha, delta, strategy, run_method, r = _prepare(
+        loss_labeled, loss_judge_labeled, loss_judge_unlabeled, alpha, delta, method, betting,
+        n_rho, rho_grid, rho_prior,
+    )
+    if run_method != method:
+        warn(
+            f"No unlabeled data (`loss_judge_unlabeled` is None or empty): method={method!r} "
+            "reduces to R-Eval (rho = 0)."
+        )
+    msg = _impossible_message(q.shape[1], rho, alpha, delta)
+    if msg is not None:
+        warn(msg)
+    out = _core_test(q, rho, log_prior, alpha, delta, strategy, early_stopping, q.shape[1])
+    return RAutoEvalResult(method=run_method, block_size=r, **out)
+
+
+# --------------------------------------------------------------------------------------------
+# Confidence bounds
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RiskConfidenceInterval:
+    """Result of :func:`rautoeval_confidence_interval`: ``low <= R <= high`` w.p. ``1 - delta``.
+
+    Attributes
+    ----------
+    low, high : float
+        Bounds on the risk (``low = 0`` for an upper bound, ``high = 1`` for a lower bound).
+    delta : float
+    side : str
+    method : str
+    """
+
+    low: float
+    high: float
+    delta: float
+    side: str
+    method: str
+
+
+def _upper_bound(q, rho, log_prior, delta, strategy, tol):
+    """Smallest alpha in [0, 1] at which the monotone test at level ``delta`` rejects, to within
+    ``tol`` and never below it (so the bound is conservative); 1 if it never rejects.
+
+    ``f(alpha) = max_i log E_i(alpha) - log(1/delta)`` is continuous and nondecreasing in
+    ``alpha``; Brent's method finds its root in a few evaluations, then the answer is moved to
+    the rejecting side (``f >= 0``) of the root.
+    """
+    lower, upper = -rho, 1.0 + rho
+    log_threshold = np.log(1.0 / delta)
+    n = q.shape[1]
+    fixed = None
+    if strategy._alpha_free(True):
+        fixed = _run(q, 0.5, lower, upper, strategy, delta=delta, n_total=n, monotone=True)[0]
+
+    def f(a):
+        with np.errstate(divide="ignore"):
+            if fixed is not None:
+                logw = np.cumsum(np.log1p(-fixed * (q - a)), axis=1)
+            else:
+                logw = _run(q, a, lower, upper, strategy, delta=delta, n_total=n,
+                            monotone=True)[1]
+            mix = _logsumexp(log_prior[:, None] + logw, axis=0)
+        return max(float(mix.max()) - log_threshold, -1e6)  # finite for the root finder
+
+    # Bracket the crossing by expanding around the plug-in guess mean + sd sqrt(2 log(1/delta)
+    # / n) in steps of the standard error (growing 4x), so Brent starts on a short interval.
+    mean, sd = float(np.mean(q[0])), float(np.std(q[0]))
+    width = max(sd / np.sqrt(n), 1e-3)
+    a = min(1.0, max(0.0, mean + sd * np.sqrt(2.0 * log_threshold / n)))
+    if f(a) >= 0:
+        hi = a
+        while True:
+            lo = max(0.0, hi - width)
+            if f(lo) < 0:
+                break
+            if lo == 0.0:
+                return 0.0
+            hi, width = lo, 4.0 * width
+    else:
+        lo = a
+        while True:
+            hi = min(1.0, lo + width)
+            if f(hi) >= 0:
+                break
+            if hi == 1.0:
+                return 1.0
+            lo, width = hi, 4.0 * width
+    root = optimize.brentq(f, lo, hi, xtol=tol / 4, rtol=4 * np.finfo(float).eps)
+    for step in (0.0, 0.25, 0.5, 1.0, 2.0):  # brentq's root is within tol/4 of the boundary
+        a = min(1.0, root + step * tol)
+        if f(a) >= 0:
+            return a
+    return 1.0  # unreachable in exact arithmetic; conservative
+
+
+def rautoeval_confidence_interval(loss_labeled, loss_judge_labeled=None,
+                                  loss_judge_unlabeled=None, *, delta, side="two-sided",
+                                  method="plus", betting="wsr", n_rho=10, rho_grid=None,
+                                  rho_prior=None, split=0.5, tol=1e-6):
+    """Confidence bounds for the risk by inverting R-Eval / R-AutoEval / R-AutoEval+ tests.
+
+    Procedure (paper, App. D.5, with root finding instead of a 10**4-point grid):
+
+    * The bets are made *monotone*: WSR bets are capped at ``1 / (M - m)`` instead of
+      ``c / (M - alpha)``, so they do not depend on ``alpha``; universal-portfolio nodes bet
+      ``b / (M - m)``. Every wealth factor ``1 - lambda (q - alpha)`` is then nonnegative and
+      nondecreasing in ``alpha``, hence so is the mixture e-process and the event
+      "rejected at ``alpha``".
+    * Upper bound at level ``delta_u``: ``high`` = the smallest ``alpha`` in [0, 1] rejected at
+      ``delta_u``. ``max_i log E_i(alpha)`` is continuous and nondecreasing, so its crossing of
+      ``log(1 / delta_u)`` is found by Brent's method to ``tol`` and ``high`` is taken on the
+      rejected side (never below the exact inversion, at most ``tol`` above it).
+      ``P(R > high) <= delta_u`` because the test at ``alpha = R`` is a valid Ville test.
+    * Lower bound at level ``delta_l``: the same on the mirrored observations
+      ``m + M - q = 1 - q`` (risk ``1 - R``), ``low = 1 - high(mirrored)``.
+    * Two-sided: ``delta_u = split * delta`` and ``delta_l = (1 - split) * delta``
+      (the paper's ``epsilon = 0.5``); the WSR bets use the level of their side.
+
+    Parameters
+    ----------
+    loss_labeled, loss_judge_labeled, loss_judge_unlabeled : array-like
+        As in :func:`rautoeval_test`.
+    delta : float in (0, 1)
+        Miscoverage: ``P(low <= R <= high) >= 1 - delta``.
+    side : {"two-sided", "upper", "lower"}, default="two-sided"
+    method : {"plus", "autoeval", "eval"}, default="plus"
+    betting : {"wsr", "up"} or strategy object, default="wsr"
+        WSR (the paper's choice) costs ``O(S n)`` per evaluation of the test; the exact
+        universal portfolio ``O(S n**2 / 2)`` per evaluation (about 10 per bound).
+    n_rho, rho_grid, rho_prior
+        As in :func:`rautoeval_test`.
+    split : float in (0, 1), default=0.5
+        Share of ``delta`` spent on the upper bound (two-sided only).
+    tol : float, default=1e-6
+        Tolerance on each bound (the returned bound is conservative by at most ``tol``).
+
+    Returns
+    -------
+    RiskConfidenceInterval
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_riskcontrol.evalues.autoeval import rautoeval_confidence_interval
+    >>> rng = np.random.default_rng(0)
+    >>> h = rng.binomial(1, 0.2, 400).astype(float)      # labeled losses only: R-Eval
+    >>> ci = rautoeval_confidence_interval(h, delta=0.1, method="eval")
+    >>> round(float(h.mean()), 4), round(ci.low, 3), round(ci.high, 3)
+    (0.2475, 0.211, 0.299)
+    """
+    if side not in ("two-sided", "upper", "lower"):
+        raise ValueError(f"`side` must be 'two-sided', 'upper' or 'lower'; got {side!r}.")
+    split = check_level(split, "split")
+    if not (isinstance(tol, numbers.Real) and 0 < tol < 1):
+        raise ValueError(f"`tol` must be a number in (0, 1); got {tol!r}.")
+    q, rho, log_prior, _, delta, strategy, run_method, _ = _prepare(
+        loss_labeled, loss_judge_labeled, loss_judge_unlabeled, 0.5, delta, method, betting,
+        n_rho, rho_grid, rho_prior,
+    )
+    if run_method != method:
+        warn(
+            f"No unlabeled data (`loss_judge_unlabeled` is None or empty): method={method!r} "
+            "reduces to R-Eval (rho = 0)."
+        )
+    d_up = {"two-sided": split * delta, "upper": delta, "lower": 0.0}[side]
+    d_lo = {"two-sided": (1.0 - split) * delta, "upper": 0.0, "lower": delta}[side]
+    high = _upper_bound(q, rho, log_prior, d_up, strategy, tol) if d_up > 0 else 1.0
+    mirrored = np.clip(1.0 - q, -rho[:, None], 1.0 + rho[:, None])  # m + M - q, m + M = 1
+    low = 1.0 - _upper_bound(mirrored, rho, log_prior, d_lo, strategy, tol) if d_lo > 0 else 0.0
+    return RiskConfidenceInterval(low=float(max(low, 0.0)), high=float(high), delta=delta,
+                                  side=side, method=run_method)
+
+
+# --------------------------------------------------------------------------------------------
+# Model selection over loss tables
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False, repr=False)
+class ModelSelectionResult:
+    """Result of :func:`rautoeval_select`.
+
+    Attributes
+    ----------
+    certified : ndarray of bool, shape (K,)
+        Candidates certified with family-wise error at most ``delta``.
+    pvalues : ndarray of shape (K,)
+        Per-candidate p-values (NaN for candidates fixed-sequence testing never reached).
+    tested : ndarray of bool, shape (K,)
+    selected : int or None
+        Index of the certified candidate with the smallest ``cost``; ``None`` if nothing is
+        certified (never an uncertified fallback).
+    procedure : str
+    delta : float
+        Family-wise error level.
+    test_level : float
+        Level of each individual test (``delta`` for FST, ``delta / K`` for Bonferroni).
+    results : tuple
+        The :class:`RAutoEvalResult` of each tested candidate (``None`` if not tested).
+    """
+
+    certified: np.ndarray
+    pvalues: np.ndarray
+    tested: np.ndarray
+    selected: object
+    procedure: str
+    delta: float
+    test_level: float
+    results: tuple
+
+    def __repr__(self):
+        return (
+            f"ModelSelectionResult(selected={self.selected}, "
+            f"certified={np.flatnonzero(self.certified).tolist()}, "
+            f"n_tested={int(self.tested.sum())}/{self.tested.size}, "
+            f"procedure={self.procedure!r}, delta={self.delta:g})"
+        )
+
+
+def _as_table(x, name):
+    """Rows of a (K, n) table; a list/tuple of 1-d rows (possibly ragged) is accepted."""
+    if x is None:
+        return None
+    if isinstance(x, (list, tuple)) and not all(np.ndim(row) == 1 for row in x):
+        x = np.asarray(x, dtype=float)
+    if isinstance(x, (list, tuple)):
+        return [np.asarray(row, dtype=float) for row in x]
+    arr = np.asarray(x, dtype=float)
+    if arr.ndim != 2:
+        raise ValueError(
+            f"`{name}` must be a 2-d table (n_candidates, n_examples); got shape {arr.shape}."
+        )
+    return list(arr)
+
+
+def _one_candidate(k, h, g, u, alpha, level, method, strategy, n_rho, rho_grid, rho_prior,
+                   early_stopping):
+    q, rho, log_prior, alpha, level, _, run_method, r = _prepare(
+        h, g, u, alpha, level, method, strategy, n_rho, rho_grid, rho_prior, suffix=f"[{k}]"
+    )
+    out = _core_test(q, rho, log_prior, alpha, level, strategy, early_stopping, q.shape[1])
+    return RAutoEvalResult(method=run_method, block_size=r, **out)
+
+
+def rautoeval_select(loss_labeled, loss_judge_labeled=None, loss_judge_unlabeled=None, *, alpha,
+                     delta, procedure="fst", cost=None, method="plus", betting="up", n_rho=10,
+                     rho_grid=None, rho_prior=None, early_stopping=False, n_jobs=None):
+    """Risk-controlled model selection over loss tables (one R-AutoEval+ test per candidate).
+
+    Parameters
+    ----------
+    loss_labeled : array-like of shape (K, n)
+        Row ``k``: losses of candidate ``k`` on the labeled examples (true labels).
+    loss_judge_labeled : array-like of shape (K, n), default=None
+        Losses of each candidate judged by the auto-evaluator on the same examples.
+    loss_judge_unlabeled : array-like of shape (K, N), default=None
+        Judge losses of each candidate on the unlabeled examples.
+    alpha, delta : float in (0, 1)
+        Tolerated risk and family-wise error rate: with probability ``1 - delta`` every
+        certified candidate has risk at most ``alpha``.
+    procedure : {"fst", "bonferroni"}, default="fst"
+        * ``"fst"`` (fixed-sequence testing): candidates in the order given (e.g. decreasing
+          model size) are tested at the full ``delta``; testing stops at the first failure and
+          only the candidates before it are certified. If the first fails nothing is certified.
+        * ``"bonferroni"``: every candidate is tested at ``delta / K`` (in the WSR bet and in
+          the threshold ``K / delta``).
+    cost : array-like of shape (K,), default=None
+        Selection criterion among certified candidates (smallest wins, ties to the lowest
+        index). ``None`` selects the certified candidate that comes last in the given order
+        (FST's convention: order from safest to cheapest).
+    method, betting, n_rho, rho_grid, rho_prior, early_stopping
+        As in :func:`rautoeval_test`.
+    n_jobs : int, default=None
+        Candidates tested in parallel with joblib (FST evaluates batches of ``n_jobs`` and
+        stops after the batch with the first failure; the result does not depend on
+        ``n_jobs``).
+
+    Returns
+    -------
+    ModelSelectionResult
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_riskcontrol.evalues.autoeval import rautoeval_select
+    >>> rng = np.random.default_rng(0)
+    >>> risks = np.array([0.02, 0.04, 0.08, 0.3])          # bigger to smaller models
+    >>> h = rng.binomial(1, risks[:, None], (4, 300)).astype(float)
+    >>> g = np.where(rng.random((4, 300)) < 0.95, h, 1 - h)
+    >>> hu = rng.binomial(1, risks[:, None], (4, 1500))
+    >>> u = np.where(rng.random((4, 1500)) < 0.95, hu, 1 - hu).astype(float)
+    >>> sel = rautoeval_select(h, g, u, alpha=0.15, delta=0.1)
+    >>> sel.certified.tolist(), sel.selected
+    ([True, True, True, False], 2)
+    """
+    if procedure not in ("fst", "bonferroni"):
+        raise ValueError(f"`procedure` must be 'fst' or 'bonferroni'; got {procedure!r}.")
+    alpha = check_level(alpha, "alpha")
+    delta = check_level(delta, "delta")
+    strategy = _resolve_betting(betting)
+    H = _as_table(loss_labeled, "loss_labeled")
+    if H is None or len(H) == 0:
+        raise ValueError("`loss_labeled` must hold at least one candidate (one row each).")
+    K = len(H)
+    G = _as_table(loss_judge_labeled, "loss_judge_labeled")
+    U = _as_table(loss_judge_unlabeled, "loss_judge_unlabeled")
+    for name, tab in (("loss_judge_labeled", G), ("loss_judge_unlabeled", U)):
+        if tab is not None and len(tab) != K:
+            raise ValueError(
+                f"`{name}` has {len(tab)} rows but `loss_labeled` has {K}: one row per "
+                "candidate is required."
+            )
+    if cost is None:
+        cost_arr = -np.arange(K, dtype=float)
+    else:
+        cost_arr = np.asarray(cost, dtype=float).ravel()
+        if cost_arr.shape[0] != K or not np.all(np.isfinite(cost_arr)):
+            raise ValueError(f"`cost` must hold {K} finite numbers (one per candidate).")
+    level = delta if procedure == "fst" else delta / K
+    if method == "plus":
+        _rho_setup("plus", n_rho, rho_grid, rho_prior)  # parameter errors before any work
+
+    def job(k):
+        return _one_candidate(
+            k, H[k], None if G is None else G[k], None if U is None else U[k], alpha, level,
+            method, strategy, n_rho, rho_grid, rho_prior, early_stopping,
+        )
+
+    # Validate every candidate's inputs up front so that errors never depend on FST's stop.
+    for k in range(K):
+        _check_losses(H[k], None if G is None else G[k], None if U is None else U[k], method,
+                      suffix=f"[{k}]")
+    if method != "eval" and (U is None or any(np.size(row) == 0 for row in U)):
+        warn(
+            f"No unlabeled data for some candidates: method={method!r} reduces to R-Eval "
+            "(rho = 0) for them."
+        )
+    results = [None] * K
+    jobs = effective_n_jobs(n_jobs)
+    if jobs == 1:
+        for k in range(K):
+            results[k] = job(k)
+            if procedure == "fst" and not results[k].certified:
+                break
+    else:
+        with Parallel(n_jobs=n_jobs) as parallel:
+            batch = K if procedure == "bonferroni" else jobs
+            for start in range(0, K, batch):
+                ks = range(start, min(K, start + batch))
+                for k, res in zip(ks, parallel(delayed(job)(k) for k in ks)):
+                    results[k] = res
+                if procedure == "fst" and not all(results[k].certified for k in ks):
+                    break
+    pvalues = np.full(K, np.nan)
+    for k, res in enumerate(results):
+        if res is not None:
+            pvalues[k] = res.pvalue
+    if procedure == "fst":
+        first_fail = next((k for k, res in enumerate(results) if res is None or
+                           not res.certified), K)
+        for k in range(first_fail + 1, K):  # never reached by FST (a batch may have run them)
+            results[k] = None
+            pvalues[k] = np.nan
+        certified = np.zeros(K, dtype=bool)
+        certified[: first_fail + 1] = fixed_sequence(pvalues[: first_fail + 1], delta)
+    else:
+        certified = bonferroni(pvalues, delta)
+    tested = np.array([res is not None for res in results])
+    if certified.any():
+        idx = np.flatnonzero(certified)
+        selected = int(idx[np.argmin(cost_arr[idx])])
+    else:
+        selected = None
+        if procedure == "fst":
+            warn(
+                f"Nothing is certified: the first candidate in the fixed sequence failed "
+                f"(p-value {pvalues[0]:.3g} > delta={delta:g}), so fixed-sequence testing "
+                "stops there and no later candidate may be selected."
+            )
+        else:
+            warn(
+                f"Nothing is certified: no candidate reached p-value <= delta/K = {level:.3g} "
+                f"(smallest p-value {np.nanmin(pvalues):.3g})."
+            )
+    return ModelSelectionResult(
+        certified=certified, pvalues=pvalues, tested=tested, selected=selected,
+        procedure=procedure, delta=delta, test_level=level, results=tuple(results),
+    )
