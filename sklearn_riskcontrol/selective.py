@@ -302,17 +302,30 @@ class _DeploymentBase(MetaEstimatorMixin, BaseEstimator):
         warn(f"{type(self).__name__} deploys on no test point at alpha={self.alpha}: {reason}", 4)
 
     def __sklearn_tags__(self):
-        # X goes untouched to the wrapped models: accept what all of them accept.
+        # X goes untouched to the wrapped models: accept what all of them accept. Duck-typed
+        # models without scikit-learn tags (e.g. an LLM wrapper with `predict`) get the defaults.
         tags = super().__sklearn_tags__()
-        inner = [get_tags(o) for o in (self.estimator, self.risk_score) if hasattr(o, "get_params")]
+        inner = [t for t in map(_tags_or_none, (self.estimator, self.risk_score)) if t is not None]
         tags.input_tags.sparse = all(t.input_tags.sparse for t in inner)
         tags.input_tags.allow_nan = all(t.input_tags.allow_nan for t in inner)
         # predict/predict_proba delegate, so describe targets like the wrapped model does. The
         # estimator type is not copied: decision_function is a deployment margin, not a class score.
-        tags.target_tags = get_tags(self.estimator).target_tags
-        tags.classifier_tags = get_tags(self.estimator).classifier_tags
-        tags.regressor_tags = get_tags(self.estimator).regressor_tags
+        model_tags = _tags_or_none(self.estimator)
+        if model_tags is not None:
+            tags.target_tags = model_tags.target_tags
+            tags.classifier_tags = model_tags.classifier_tags
+            tags.regressor_tags = model_tags.regressor_tags
         return tags
+
+
+def _tags_or_none(obj):
+    """scikit-learn tags of ``obj``, or None for strings, callables and duck-typed models."""
+    if not hasattr(obj, "__sklearn_tags__"):
+        return None
+    try:
+        return get_tags(obj)
+    except (AttributeError, TypeError):
+        return None
 
 
 def _concat_rows(a, b):
