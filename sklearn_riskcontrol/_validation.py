@@ -22,7 +22,13 @@ __all__ = [
 
 
 class RiskControlWarning(UserWarning):
-    """Warning raised when nothing can be certified / deployed, saying why."""
+    """Warning raised when nothing can be certified or deployed, saying why.
+
+    The library never raises an exception for a degenerate but legal outcome (too few
+    calibration points for the level, nothing certified, nothing deployed): it returns an empty
+    or False result and emits this warning, which users can filter or turn into an error with
+    ``warnings.simplefilter("error", RiskControlWarning)``.
+    """
 
 
 def warn(message, stacklevel=3):

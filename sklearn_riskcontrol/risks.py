@@ -56,6 +56,16 @@ class Risk:
         A short description, used in ``repr`` and error messages.
     **params
         Keyword arguments passed to ``func``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_riskcontrol.risks import Risk
+    >>> def relative_error(y_true, y_pred, cap=0.5):
+    ...     return np.minimum(np.abs(y_pred / y_true - 1) / cap, 1.0)
+    >>> risk = Risk(relative_error, cap=0.5)
+    >>> risk([100.0, 100.0], [110.0, 300.0])
+    array([0.2, 1. ])
     """
 
     def __init__(self, func, name=None, **params):
@@ -64,6 +74,7 @@ class Risk:
         self.params = params
 
     def __call__(self, y_true, y_pred):
+        y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
         values = self.func(y_true, y_pred, **self.params)
         values = check_risks(values, f"risk '{self.name}' output")
         if len(values) != len(y_true):

@@ -186,6 +186,17 @@ class ThresholdLearner:
     the label was in the set, ``None`` when the user only reported a miss. :meth:`replay` runs a
     whole stream of true-label scores, revealing each score only when it clears the threshold.
     Learners are plain Python objects: they pickle and resume mid-stream.
+
+    Examples
+    --------
+    >>> from sklearn_riskcontrol.online import SPSLearner
+    >>> learner = SPSLearner(alpha=0.1, horizon=1000)
+    >>> learner.threshold                      # full sets before any feedback
+    -inf
+    >>> learner.update(0.7)                    # the true label was covered; its score was 0.7
+    -inf
+    >>> learner.n_rounds
+    1
     """
 
     strategy = None
