@@ -99,13 +99,16 @@ html_show_sourcelink = False
 
 # -- Hooks ------------------------------------------------------------------------------------
 def _skip_sklearn_routing_members(app, what, name, obj, skip, options):
-    """Leave scikit-learn's metadata-routing methods out of our class pages.
+    """Leave members inherited from scikit-learn out of our class pages.
 
-    ``get_metadata_routing`` and the ``set_*_request`` methods that scikit-learn adds to every
-    estimator are documented by scikit-learn; their docstrings cross-reference scikit-learn's
-    own user guide and glossary, which do not exist here (unresolved references under -W).
+    ``get_metadata_routing``, the ``set_*_request`` methods and mixin methods such as
+    ``ClassifierMixin.score`` are documented by scikit-learn; their docstrings cross-reference
+    scikit-learn's own user guide and glossary, which do not exist here (unresolved references
+    under -W).
     """
     if name == "get_metadata_routing" or (name.startswith("set_") and name.endswith("_request")):
+        return True
+    if getattr(obj, "__module__", "").startswith("sklearn."):
         return True
     return None
 

@@ -13,6 +13,7 @@ import numpy as np
 __all__ = [
     "RiskControlWarning",
     "check_level",
+    "check_number",
     "check_risks",
     "check_scores",
     "check_weights",
@@ -50,6 +51,37 @@ def check_level(value, name, *, low=0.0, high=1.0):
             f"`{name}` must lie in the open interval ({low:g}, {high:g}); got {value!r}."
         )
     return value
+
+
+def check_number(value, name, *, integer=False, minimum=None, exclusive=False, allow_none=False):
+    """Return a scalar parameter checked to be a finite real (or integer) at/above ``minimum``.
+
+    ``exclusive=True`` requires ``value > minimum``. Booleans are rejected (``True`` is not a
+    count). The message names the argument and the expected kind of value.
+    """
+    if value is None and allow_none:
+        return None
+    expected = numbers.Integral if integer else numbers.Real
+    if isinstance(value, bool) or not isinstance(value, expected):
+        raise TypeError(f"`{name}` must be {_kind(integer, minimum, exclusive, allow_none)}; got {value!r}.")
+    value = int(value) if integer else float(value)
+    too_small = minimum is not None and (value <= minimum if exclusive else value < minimum)
+    if too_small or not np.isfinite(value):
+        raise ValueError(f"`{name}` must be {_kind(integer, minimum, exclusive, allow_none)}; got {value!r}.")
+    return value
+
+
+def _kind(integer, minimum, exclusive, allow_none):
+    noun = "integer" if integer else "finite number"
+    if minimum == 0:
+        kind = f"a {'positive' if exclusive else 'non-negative'} {noun}"
+    elif minimum == 1 and integer and not exclusive:
+        kind = "a positive integer"
+    elif minimum is not None:
+        kind = f"{'an integer' if integer else 'a finite number'} {'>' if exclusive else '>='} {minimum:g}"
+    else:
+        kind = "an integer" if integer else "a finite real number"
+    return kind + (" or None" if allow_none else "")
 
 
 def _as_1d_float(values, name):

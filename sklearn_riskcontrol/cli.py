@@ -10,6 +10,8 @@ import warnings
 
 import numpy as np
 
+from .online._learners import ANYTIME_DEFAULT_DELTA, STRATEGIES
+
 
 def _add_score_parser(sub):
     p = sub.add_parser(
@@ -38,6 +40,50 @@ def _add_score_parser(sub):
     p.add_argument("--output", default="-", help="output CSV path (default: standard output)")
 
 
+def _add_sps_parser(sub):
+    p = sub.add_parser(
+        "sps",
+        help="online prediction-set thresholds (SPS and baselines) from a CSV stream of scores",
+        description=(
+            "Online prediction sets with semi-bandit feedback. Reads a CSV with one row per "
+            "round, in stream order, and replays it honestly: round t publishes a threshold "
+            "tau_t (the set holds the labels with score >= tau_t) and the learner sees the true "
+            "label's score only if it is in the set, otherwise just a miss. Writes the table "
+            "with the columns `threshold` (tau_t; -inf = full set) and `covered`. Default "
+            "input: a column with the true label's score at each round. With --label-column, "
+            "the other columns are the scores of every candidate (e.g. retrieved documents) and "
+            "`set_size` is added."
+        ),
+    )
+    p.add_argument("--input", required=True, help="CSV with one row per round, in stream order")
+    p.add_argument("--alpha", type=float, required=True,
+                   help="tolerated miscoverage in (0, 1); target coverage is 1 - alpha")
+    p.add_argument("--strategy", choices=list(STRATEGIES), default="sps",
+                   help="threshold learner (default: sps); the others are the paper's baselines")
+    p.add_argument("--horizon", type=int, default=None,
+                   help="number of rounds T the guarantee is set up for (>= the number of rows; "
+                        "the paper's algorithm with T = rows); default: anytime schedule")
+    p.add_argument("--delta", type=float, default=None,
+                   help="probability that SPS's guarantee fails at some round "
+                        "(default: 2 / horizon, or 0.01 without a horizon)")
+    p.add_argument("--score-column", default="score",
+                   help="column with the true label's score at each round (default: score)")
+    p.add_argument("--label-column", default=None,
+                   help="candidate-score mode: column naming the true candidate's column at each "
+                        "round (empty = not among the candidates, always a miss)")
+    p.add_argument("--candidate-columns", default=None,
+                   help="candidate-score mode: comma-separated candidate columns "
+                        "(default: every column but the label column)")
+    p.add_argument("--learning-rate", type=float, default=None,
+                   help="ACI's level step (default 0.005) or DLR's step scale (default 1.0)")
+    p.add_argument("--initial-threshold", type=float, default=None,
+                   help="DLR's first threshold (default 0.0)")
+    p.add_argument("--n-explore", type=int, default=None,
+                   help="exploration rounds of etc / conservative_etc "
+                        "(default: ceil(horizon ** (2/3)))")
+    p.add_argument("--output", default="-", help="output CSV path (default: standard output)")
+
+
 def _build_parser():
     parser = argparse.ArgumentParser(
         prog="python -m sklearn_riskcontrol",
@@ -50,6 +96,7 @@ def _build_parser():
     demo.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     demo.add_argument("--quick", action="store_true", help="smaller data, for smoke tests")
     _add_score_parser(sub)
+    _add_sps_parser(sub)
     return parser
 
 
@@ -90,6 +137,106 @@ def _run_score(args):
     )
 
 
+def _numeric_column(frame, name, path):
+    """A column of finite numbers, or a one-line error naming the column and the first bad row."""
+    import pandas as pd
+
+    values = _column(frame, name, path)
+    numbers = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
+    bad = ~np.isfinite(numbers)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"column {name!r} of {path} must hold finite numbers; data row {i + 1} is "
+            f"{values[i]!r}."
+        )
+    return numbers
+
+
+def _label_key(value):
+    """Column name a label cell refers to (``3.0`` read by pandas refers to column ``"3"``)."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _candidate_scores(frame, args):
+    """Candidate-score matrix and the true candidate's score per round (-inf: not a candidate)."""
+    labels = _column(frame, args.label_column, args.input)
+    if args.candidate_columns:
+        names = [c.strip() for c in args.candidate_columns.split(",") if c.strip()]
+    else:
+        names = [c for c in frame.columns if c != args.label_column]
+    if not names:
+        raise ValueError(f"{args.input} has no candidate columns besides {args.label_column!r}.")
+    S = np.column_stack([_numeric_column(frame, c, args.input) for c in names])
+    position = {str(c): j for j, c in enumerate(names)}
+    true_scores = np.full(len(frame), -np.inf)
+    for i, value in enumerate(labels):
+        if value is None or (isinstance(value, float) and np.isnan(value)) or value == "":
+            continue  # the true candidate is not among the columns: always missed
+        j = position.get(_label_key(value))
+        if j is None:
+            raise ValueError(
+                f"data row {i + 1} of {args.input}: label {value!r} is not a candidate column "
+                f"(candidates: {names[:5]}{' ...' if len(names) > 5 else ''}); leave it empty if "
+                "the true candidate is not among them."
+            )
+        true_scores[i] = S[i, j]
+    return S, true_scores
+
+
+def _run_sps(args):
+    import pandas as pd
+
+    from ._validation import check_level
+    from .online import make_learner, simulate_thresholds
+
+    check_level(args.alpha, "alpha")
+    frame = pd.read_csv(args.input)
+    if len(frame) == 0:
+        raise ValueError(f"{args.input} has no rows: at least one round is required.")
+    S = None
+    if args.label_column is None:
+        scores = _numeric_column(frame, args.score_column, args.input)
+    else:
+        S, scores = _candidate_scores(frame, args)
+    options = dict(
+        strategy=args.strategy,
+        horizon=args.horizon,
+        delta=args.delta,
+        learning_rate=args.learning_rate,
+        initial_threshold=args.initial_threshold,
+        n_explore=args.n_explore,
+    )
+    if np.isfinite(scores).all():
+        thresholds = simulate_thresholds(scores, args.alpha, **options)
+    else:  # rounds whose true candidate is missing: replayed as misses (score -inf)
+        thresholds = make_learner(options.pop("strategy"), args.alpha, **options).replay(scores)
+    covered = np.isfinite(scores) & (scores >= thresholds)  # -inf: true label not offered
+    out = frame.assign(threshold=thresholds, covered=covered)
+    summary = (
+        f"coverage {covered.mean():.4f} over {len(covered)} rounds (target {1 - args.alpha:g}, "
+        f"strategy {args.strategy}); final threshold {thresholds[-1]:.6g}"
+    )
+    if S is not None:
+        set_size = np.sum(S >= thresholds[:, None], axis=1)
+        out = out.assign(set_size=set_size)
+        summary += f"; average set size {set_size.mean():.3f} of {S.shape[1]} candidates"
+    out.to_csv(sys.stdout if args.output == "-" else args.output, index=False)
+    print(summary, file=sys.stderr)
+    if args.strategy == "sps":
+        if args.delta is not None:
+            delta = args.delta
+        else:
+            delta = ANYTIME_DEFAULT_DELTA if args.horizon is None else 2.0 / args.horizon
+        print(
+            f"guarantee (i.i.d. rounds): with probability >= {max(0.0, 1 - delta):.6g}, every "
+            f"published set has coverage >= {1 - args.alpha:g} (tau_t <= tau* at all rounds)",
+            file=sys.stderr,
+        )
+
+
 def main(argv=None):
     """Entry point; returns the exit status."""
     parser = _build_parser()
@@ -103,6 +250,8 @@ def main(argv=None):
                 run_demo(seed=args.seed, quick=args.quick)
             elif args.command == "score":
                 _run_score(args)
+            elif args.command == "sps":
+                _run_sps(args)
     except (ValueError, TypeError, OSError) as exc:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         print(f"error: {message}", file=sys.stderr)

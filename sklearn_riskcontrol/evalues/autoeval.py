@@ -33,6 +33,7 @@ from scipy import optimize
 from .._validation import (
     check_level,
     check_nonempty,
+    check_number,
     check_risks,
     check_same_length,
     warn,
@@ -95,8 +96,7 @@ def _rho_setup(method, n_rho, rho_grid, rho_prior):
     if method == "autoeval":
         return np.ones(1), np.zeros(1)
     if rho_grid is None:
-        if isinstance(n_rho, bool) or not isinstance(n_rho, numbers.Integral) or n_rho < 2:
-            raise ValueError(f"`n_rho` must be an integer >= 2; got {n_rho!r}.")
+        n_rho = check_number(n_rho, "n_rho", integer=True, minimum=2)
         rho = np.linspace(0.0, 1.0, int(n_rho))
     else:
         rho = np.asarray(rho_grid, dtype=float).ravel()

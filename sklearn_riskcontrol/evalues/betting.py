@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-from .._validation import _as_1d_float, check_level
+from .._validation import _as_1d_float, check_level, check_number
 
 __all__ = [
     "WSR",
@@ -304,8 +304,7 @@ class UniversalPortfolio:
             v = getattr(self, name)
             if v is None and name == "n_nodes":
                 continue
-            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
-                raise ValueError(f"`{name}` must be a positive integer; got {v!r}.")
+            check_number(v, name, integer=True, minimum=1)
 
     needs_delta = False
 
@@ -574,9 +573,7 @@ def betting_eprocess(observations, alpha, *, lower=0.0, upper=1.0, betting="up",
         raise ValueError("`observations` contain NaN.")
     if np.any(q < lower[:, None]) or np.any(q > upper[:, None]):
         raise ValueError("`observations` must lie in [lower, upper] (row-wise).")
-    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
-        raise TypeError(f"`alpha` must be a real number; got {alpha!r}.")
-    alpha = float(alpha)
+    alpha = check_number(alpha, "alpha")
     if (np.any((alpha < lower) | (alpha > upper)) if monotone else np.any(alpha >= upper)):
         raise ValueError(
             "`alpha` must satisfy alpha < upper (lower <= alpha <= upper with monotone=True); "
@@ -589,8 +586,8 @@ def betting_eprocess(observations, alpha, *, lower=0.0, upper=1.0, betting="up",
         delta = check_level(delta, "delta")
     if n_total is None:
         n_total = n
-    elif isinstance(n_total, bool) or not isinstance(n_total, numbers.Integral) or n_total < 1:
-        raise ValueError(f"`n_total` must be a positive integer; got {n_total!r}.")
+    else:
+        n_total = check_number(n_total, "n_total", integer=True, minimum=1)
     if n == 0:
         empty = np.zeros((rows, 0))
         return BettingEProcess(empty[0] if one_d else empty, empty[0] if one_d else empty)

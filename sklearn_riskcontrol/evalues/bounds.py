@@ -19,7 +19,6 @@ these give only PAC-type guarantees: ``risk(t_hat) <= alpha`` *with probability 
 compare their power with SCoRE's.
 """
 
-import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,6 +27,7 @@ from sklearn.utils import check_random_state
 from .._validation import (
     check_level,
     check_nonempty,
+    check_number,
     check_risks,
     check_same_length,
     check_scores,
@@ -98,14 +98,6 @@ def _check_option(value, name, allowed):
         choices = ", ".join(repr(a) for a in allowed)
         raise ValueError(f"`{name}` must be one of {choices}; got {value!r}.")
     return value.lower()
-
-
-def _check_n_draws(n_draws):
-    if isinstance(n_draws, bool) or not isinstance(n_draws, numbers.Integral):
-        raise TypeError(f"`n_draws` must be an integer >= 1; got {n_draws!r}.")
-    if n_draws < 1:
-        raise ValueError(f"`n_draws` must be an integer >= 1; got {n_draws!r}.")
-    return int(n_draws)
 
 
 def _check_grid(grid, target, bound, S):
@@ -288,7 +280,7 @@ def concentration_threshold(
     delta = check_level(delta, "delta")
     target = _check_option(target, "target", _TARGETS)
     bound = _check_option(bound, "bound", _BOUNDS)
-    n_draws = _check_n_draws(n_draws)
+    n_draws = check_number(n_draws, "n_draws", integer=True, minimum=1)
     L = check_risks(cal_risks, "cal_risks")
     S = check_scores(cal_scores, "cal_scores")
     check_same_length(cal_risks=L, cal_scores=S)

@@ -97,7 +97,7 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         Rounds whose true label was not in the set.
     n_features_in_ : int
         Number of features of ``X`` (copied from the wrapped classifier).
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Feature names, when the wrapped classifier has them.
 
     See Also

@@ -29,7 +29,7 @@ from bisect import bisect_left, insort
 
 import numpy as np
 
-from .._validation import check_level
+from .._validation import check_level, check_number
 
 __all__ = [
     "STRATEGIES",
@@ -55,41 +55,7 @@ _POS_INF = math.inf
 
 
 def _check_horizon(horizon):
-    if horizon is None:
-        return None
-    if isinstance(horizon, bool) or not isinstance(horizon, numbers.Integral):
-        raise TypeError(f"`horizon` must be a positive integer or None; got {horizon!r}.")
-    if horizon < 1:
-        raise ValueError(
-            f"`horizon` must be a positive integer (the number of rounds); got {horizon}."
-        )
-    return int(horizon)
-
-
-def _check_positive(value, name):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"`{name}` must be a positive real number; got {value!r}.")
-    value = float(value)
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"`{name}` must be a positive finite number; got {value!r}.")
-    return value
-
-
-def _check_finite_real(value, name):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"`{name}` must be a finite real number; got {value!r}.")
-    value = float(value)
-    if not math.isfinite(value):
-        raise ValueError(f"`{name}` must be finite; got {value!r}.")
-    return value
-
-
-def _check_count(value, name):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"`{name}` must be a positive integer; got {value!r}.")
-    if value < 1:
-        raise ValueError(f"`{name}` must be a positive integer; got {value}.")
-    return int(value)
+    return check_number(horizon, "horizon", integer=True, minimum=1, allow_none=True)
 
 
 def _horizon_error(horizon, t):
@@ -546,7 +512,7 @@ class ACILearner(ThresholdLearner):
 
     def __init__(self, alpha, *, learning_rate=0.005, horizon=None):
         super().__init__(alpha, horizon=horizon)
-        self.learning_rate = _check_positive(learning_rate, "learning_rate")
+        self.learning_rate = check_number(learning_rate, "learning_rate", minimum=0, exclusive=True)
         self.level = self.alpha
         self._observed = _SortedMultiset()
 
@@ -603,8 +569,8 @@ class DLRLearner(ThresholdLearner):
 
     def __init__(self, alpha, *, learning_rate=1.0, initial_threshold=0.0, horizon=None):
         super().__init__(alpha, horizon=horizon)
-        self.learning_rate = _check_positive(learning_rate, "learning_rate")
-        self.initial_threshold = _check_finite_real(initial_threshold, "initial_threshold")
+        self.learning_rate = check_number(learning_rate, "learning_rate", minimum=0, exclusive=True)
+        self.initial_threshold = check_number(initial_threshold, "initial_threshold")
         self._tau = self.initial_threshold
 
     def _record(self, score, served, t):
@@ -655,7 +621,7 @@ class ETCLearner(ThresholdLearner):
                     "(then n_explore = ceil(horizon ** (2/3)))."
                 )
             n_explore = math.ceil(self.horizon ** (2.0 / 3.0))
-        self.n_explore = _check_count(n_explore, "n_explore")
+        self.n_explore = check_number(n_explore, "n_explore", integer=True, minimum=1)
         self.conservative = bool(conservative)
         if delta is not None:
             delta = check_level(delta, "delta")

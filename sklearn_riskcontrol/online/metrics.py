@@ -11,7 +11,14 @@ import numbers
 
 import numpy as np
 
-from .._validation import _as_1d_float, check_level, check_nonempty, check_same_length, check_scores
+from .._validation import (
+    _as_1d_float,
+    check_level,
+    check_nonempty,
+    check_number,
+    check_same_length,
+    check_scores,
+)
 
 __all__ = [
     "oracle_threshold",
@@ -28,15 +35,6 @@ def _thresholds(values, name="thresholds"):
         i = int(np.flatnonzero(np.isnan(arr))[0])
         raise ValueError(f"`{name}` contains NaN (first at entry {i}); thresholds may be +-inf.")
     return arr
-
-
-def _check_lambda(value, name):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"`{name}` must be a non-negative real number; got {value!r}.")
-    value = float(value)
-    if not (math.isfinite(value) and value >= 0):
-        raise ValueError(f"`{name}` must be a non-negative finite number; got {value!r}.")
-    return value
 
 
 def oracle_threshold(true_label_scores, alpha):
@@ -219,8 +217,8 @@ def cumulative_regret(thresholds, reference, alpha, *, tau_star=None, lambda1=0.
     [0.01, 0.01, 2.9014]
     """
     alpha = check_level(alpha, "alpha")
-    lambda1 = _check_lambda(lambda1, "lambda1")
-    lambda2 = _check_lambda(lambda2, "lambda2")
+    lambda1 = check_number(lambda1, "lambda1", minimum=0)
+    lambda2 = check_number(lambda2, "lambda2", minimum=0)
     tau = _thresholds(thresholds)
     miscoverage, ref = _miscoverage_function(reference)
 
