@@ -108,7 +108,7 @@ def _skip_sklearn_routing_members(app, what, name, obj, skip, options):
     """
     if name == "get_metadata_routing" or (name.startswith("set_") and name.endswith("_request")):
         return True
-    if getattr(obj, "__module__", "").startswith("sklearn."):
+    if (getattr(obj, "__module__", None) or "").startswith("sklearn."):
         return True
     return None
 
