@@ -1,5 +1,6 @@
 """The package builds as sdist + wheel, ships its bundled data, and runs from a fresh venv."""
 
+import os
 import subprocess
 import sys
 import venv
@@ -39,19 +40,21 @@ def test_wheel_installs_into_fresh_venv_and_runs_the_demo(dist, tmp_path):
     # the wheel, and the demo runs from a directory without the source tree.
     venv.create(env, system_site_packages=True, with_pip=True)
     python = env / "bin" / "python"
+    clean_env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     wheel = next(dist.glob("*.whl"))
     subprocess.run(
         [python, "-m", "pip", "install", "--no-deps", "--force-reinstall", "-q", str(wheel)],
         check=True,
         capture_output=True,
+        env=clean_env,
     )
     result = subprocess.run(
         [python, "-c", "import sklearn_riskcontrol, sys; print(sklearn_riskcontrol.__file__)"],
-        check=True, capture_output=True, text=True, cwd=tmp_path,
+        check=True, capture_output=True, text=True, cwd=tmp_path, env=clean_env,
     )
     assert str(env) in result.stdout
     demo = subprocess.run(
         [python, "-m", "sklearn_riskcontrol", "demo", "--quick"],
-        check=True, capture_output=True, text=True, cwd=tmp_path,
+        check=True, capture_output=True, text=True, cwd=tmp_path, env=clean_env,
     )
     assert "SCoRE-MDR" in demo.stdout
