@@ -14,6 +14,7 @@ from .online.metrics import (
     coverage_rate,
     cumulative_regret,
     oracle_threshold,
+    set_sizes,
     undercoverage_count,
 )
 from .risks import make_risk
@@ -27,6 +28,7 @@ __all__ = [
     "DEPLOYMENT_SCORERS",
     "coverage_rate",
     "average_set_size",
+    "set_sizes",
     "undercoverage_count",
     "cumulative_regret",
     "oracle_threshold",

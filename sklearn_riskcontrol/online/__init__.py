@@ -29,6 +29,7 @@ from .metrics import (
     coverage_rate,
     cumulative_regret,
     oracle_threshold,
+    set_sizes,
     undercoverage_count,
 )
 
@@ -47,6 +48,7 @@ __all__ = [
     "oracle_threshold",
     "coverage_rate",
     "average_set_size",
+    "set_sizes",
     "undercoverage_count",
     "cumulative_regret",
 ]

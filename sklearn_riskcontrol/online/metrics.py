@@ -24,6 +24,7 @@ __all__ = [
     "oracle_threshold",
     "coverage_rate",
     "average_set_size",
+    "set_sizes",
     "undercoverage_count",
     "cumulative_regret",
 ]
@@ -94,6 +95,44 @@ def coverage_rate(true_label_scores, thresholds):
     return float(np.mean(s >= tau))
 
 
+def set_sizes(candidate_scores, thresholds):
+    """Size of each published set: ``#{y : f(x_t, y) >= tau_t}`` for every round ``t``.
+
+    Parameters
+    ----------
+    candidate_scores : array-like of shape (n_rounds, n_candidates)
+        Scores of every candidate label (columns) at each round (rows).
+    thresholds : array-like of shape (n_rounds,) or float
+        Published thresholds (a single float applies to every round, e.g. ``tau*``).
+
+    Returns
+    -------
+    ndarray of int, shape (n_rounds,)
+
+    Examples
+    --------
+    >>> from sklearn_riskcontrol.online.metrics import set_sizes
+    >>> set_sizes([[0.7, 0.2, 0.1], [0.4, 0.35, 0.25]], [0.15, 0.3])
+    array([2, 2])
+    """
+    S = np.asarray(candidate_scores, dtype=float)
+    if S.ndim != 2:
+        raise ValueError(
+            "`candidate_scores` must be 2-d (rows = rounds, columns = candidates); got shape "
+            f"{S.shape}."
+        )
+    if np.isnan(S).any():
+        raise ValueError("`candidate_scores` contains NaN.")
+    tau = _thresholds(np.broadcast_to(thresholds, (len(S),)) if np.ndim(thresholds) == 0 else thresholds)
+    if S.shape[0] != len(tau):
+        raise ValueError(
+            f"`candidate_scores` has {S.shape[0]} rows but `thresholds` has {len(tau)} entries; "
+            "they must be equal."
+        )
+    check_nonempty(tau, "thresholds", what="round")
+    return np.sum(S >= tau[:, None], axis=1)
+
+
 def average_set_size(candidate_scores, thresholds):
     """Average number of candidates in the published sets: ``mean_t #{y : f(x_t, y) >= tau_t}``.
 
@@ -114,22 +153,7 @@ def average_set_size(candidate_scores, thresholds):
     >>> average_set_size([[0.7, 0.2, 0.1], [0.4, 0.35, 0.25]], [0.15, 0.3])
     2.0
     """
-    S = np.asarray(candidate_scores, dtype=float)
-    if S.ndim != 2:
-        raise ValueError(
-            "`candidate_scores` must be 2-d (rows = rounds, columns = candidates); got shape "
-            f"{S.shape}."
-        )
-    if np.isnan(S).any():
-        raise ValueError("`candidate_scores` contains NaN.")
-    tau = _thresholds(thresholds)
-    if S.shape[0] != len(tau):
-        raise ValueError(
-            f"`candidate_scores` has {S.shape[0]} rows but `thresholds` has {len(tau)} entries; "
-            "they must be equal."
-        )
-    check_nonempty(tau, "thresholds", what="round")
-    return float(np.mean(np.sum(S >= tau[:, None], axis=1)))
+    return float(np.mean(set_sizes(candidate_scores, thresholds)))
 
 
 def undercoverage_count(thresholds, tau_star):

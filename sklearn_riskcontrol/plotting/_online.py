@@ -8,7 +8,7 @@ returns the matplotlib axes it drew on, one line per strategy, against the round
 import numpy as np
 
 from .._validation import check_level, check_scores
-from ..online.metrics import cumulative_regret
+from ..online.metrics import cumulative_regret, set_sizes
 from ._common import as_curves, get_ax
 
 __all__ = ["plot_thresholds", "plot_coverage", "plot_set_size", "plot_regret"]
@@ -179,22 +179,16 @@ def plot_set_size(thresholds_by_strategy, candidate_scores, tau_star=None, ax=No
     (2, 'running average set size')
     >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
     """
-    S = np.asarray(candidate_scores, dtype=float)
-    if S.ndim != 2:
-        raise ValueError(
-            "`candidate_scores` must be 2-d (rows = rounds, columns = candidates); got shape "
-            f"{S.shape}."
-        )
-    if np.isnan(S).any():
-        raise ValueError("`candidate_scores` contains NaN.")
-    curves = _threshold_curves(thresholds_by_strategy, S.shape[0], "`candidate_scores`")
+    n_rounds = np.shape(candidate_scores)[0] if np.ndim(candidate_scores) == 2 else None
+    curves = _threshold_curves(thresholds_by_strategy, n_rounds, "`candidate_scores`")
     tau_star = _check_tau_star(tau_star)
+    sizes = [(label, set_sizes(candidate_scores, tau)) for label, tau in curves]
     ax = get_ax(ax)
-    t = _rounds(S.shape[0])
-    for label, tau in curves:
-        ax.plot(t, np.cumsum(np.sum(S >= tau[:, None], axis=1)) / t, label=label)
+    t = _rounds(n_rounds)
+    for label, size in sizes:
+        ax.plot(t, np.cumsum(size) / t, label=label)
     if tau_star is not None:
-        oracle = np.cumsum(np.sum(S >= tau_star, axis=1)) / t
+        oracle = np.cumsum(set_sizes(candidate_scores, tau_star)) / t
         ax.plot(t, oracle, color="black", linestyle="--", linewidth=1, label="oracle tau*")
         curves = curves + [("oracle tau*", None)]
     return _finish(ax, "running average set size", curves)
