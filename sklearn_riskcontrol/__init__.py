@@ -2,8 +2,9 @@
 
 __version__ = "0.1.0.dev0"
 
-from . import evalues, metrics, online, risks  # noqa: E402
+from . import autoeval, evalues, metrics, online, risks  # noqa: E402
 from ._validation import RiskControlWarning  # noqa: E402
+from .autoeval import RAutoEvalPlus, RiskControlledModelSelector  # noqa: E402
 from .online import SemiBanditPredictionSet  # noqa: E402
 from .risks import make_risk  # noqa: E402
 from .selective import (  # noqa: E402
@@ -21,6 +22,9 @@ __all__ = [
     "ConcentrationSDR",
     "RewardAwareScore",
     "SemiBanditPredictionSet",
+    "RAutoEvalPlus",
+    "RiskControlledModelSelector",
+    "autoeval",
     "evalues",
     "metrics",
     "online",

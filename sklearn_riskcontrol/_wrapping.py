@@ -5,10 +5,18 @@ import scipy.sparse as sp
 from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
-from sklearn.utils import _safe_indexing
+from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils.validation import check_is_fitted
 
-__all__ = ["is_fitted", "fit_clone", "chunked_call", "copy_feature_info", "n_rows", "indexable_rows"]
+__all__ = [
+    "is_fitted",
+    "fit_clone",
+    "chunked_call",
+    "copy_feature_info",
+    "n_rows",
+    "indexable_rows",
+    "tags_or_none",
+]
 
 
 def is_fitted(estimator):
@@ -70,3 +78,13 @@ def copy_feature_info(target, model, X):
         target.n_features_in_ = X.shape[1]
     if hasattr(model, "feature_names_in_"):
         target.feature_names_in_ = model.feature_names_in_
+
+
+def tags_or_none(obj):
+    """scikit-learn tags of ``obj``, or None for strings, callables and duck-typed models."""
+    if not hasattr(obj, "__sklearn_tags__"):
+        return None
+    try:
+        return get_tags(obj)
+    except (AttributeError, TypeError):
+        return None

@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 
+from . import _cli_autoeval
 from .online._learners import ANYTIME_DEFAULT_DELTA, STRATEGIES
 
 
@@ -97,6 +98,7 @@ def _build_parser():
     demo.add_argument("--quick", action="store_true", help="smaller data, for smoke tests")
     _add_score_parser(sub)
     _add_sps_parser(sub)
+    _cli_autoeval.add_parser(sub)
     return parser
 
 
@@ -252,6 +254,8 @@ def main(argv=None):
                 _run_score(args)
             elif args.command == "sps":
                 _run_sps(args)
+            elif args.command == "autoeval":
+                _cli_autoeval.run(args)
     except (ValueError, TypeError, OSError) as exc:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         print(f"error: {message}", file=sys.stderr)

@@ -16,6 +16,7 @@ from sklearn.model_selection import cross_val_predict, train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OrdinalEncoder, StandardScaler
 
+from ._demo_autoeval import autoeval_section
 from .datasets import load_diamonds, load_letter
 from .metrics import (
     average_set_size,
@@ -124,4 +125,6 @@ def run_demo(seed=0, quick=False):
     _score_section(seed, quick)
     print()
     _sps_section(seed, quick)
+    print()
+    autoeval_section(seed, quick)
     print(f"\ndone in {time.perf_counter() - start:.1f} s")

@@ -19,7 +19,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context
 from sklearn.model_selection import train_test_split
-from sklearn.utils import _safe_indexing, check_random_state, get_tags
+from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
@@ -32,6 +32,7 @@ from ._wrapping import (
     indexable_rows,
     is_fitted,
     n_rows,
+    tags_or_none,
 )
 from .evalues.bounds import concentration_threshold
 from .evalues.conformal import mdr_decisions, mdr_evalues, sdr_evalues
@@ -305,27 +306,17 @@ class _DeploymentBase(MetaEstimatorMixin, BaseEstimator):
         # X goes untouched to the wrapped models: accept what all of them accept. Duck-typed
         # models without scikit-learn tags (e.g. an LLM wrapper with `predict`) get the defaults.
         tags = super().__sklearn_tags__()
-        inner = [t for t in map(_tags_or_none, (self.estimator, self.risk_score)) if t is not None]
+        inner = [t for t in map(tags_or_none, (self.estimator, self.risk_score)) if t is not None]
         tags.input_tags.sparse = all(t.input_tags.sparse for t in inner)
         tags.input_tags.allow_nan = all(t.input_tags.allow_nan for t in inner)
         # predict/predict_proba delegate, so describe targets like the wrapped model does. The
         # estimator type is not copied: decision_function is a deployment margin, not a class score.
-        model_tags = _tags_or_none(self.estimator)
+        model_tags = tags_or_none(self.estimator)
         if model_tags is not None:
             tags.target_tags = model_tags.target_tags
             tags.classifier_tags = model_tags.classifier_tags
             tags.regressor_tags = model_tags.regressor_tags
         return tags
-
-
-def _tags_or_none(obj):
-    """scikit-learn tags of ``obj``, or None for strings, callables and duck-typed models."""
-    if not hasattr(obj, "__sklearn_tags__"):
-        return None
-    try:
-        return get_tags(obj)
-    except (AttributeError, TypeError):
-        return None
 
 
 def _concat_rows(a, b):

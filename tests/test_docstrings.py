@@ -15,6 +15,8 @@ MODULES = [
     "sklearn_riskcontrol.risks",
     "sklearn_riskcontrol.datasets",
     "sklearn_riskcontrol.online",
+    "sklearn_riskcontrol.autoeval",
+    "sklearn_riskcontrol.plotting",
 ]
 
 

@@ -1,0 +1,255 @@
+"""``python -m sklearn_riskcontrol autoeval {certify,select}``: R-AutoEval+ on CSV loss tables.
+
+For users whose losses are already computed (e.g. an LLM graded by humans on a few questions and
+by an LLM judge on many): no Python needed. Rows are processed in file order, which must be a
+random order (or pass ``--shuffle SEED``).
+
+certify
+    ``--labeled`` CSV, one row per human-labeled example: the loss with the true label
+    (``--loss-column``, default ``loss``) and the loss with the judge's label
+    (``--judge-column``, default ``judge_loss``); ``--unlabeled`` CSV, one row per unlabeled
+    example, with the judge's loss. Prints a one-row CSV (certified, p-value, labels needed, ...)
+    and a one-line summary on standard error.
+select
+    Wide tables, one column per candidate (same columns in every file, in testing order):
+    ``--labeled`` (losses with true labels), ``--judge-labeled`` (judge losses on the same
+    examples) and ``--unlabeled`` (judge losses on unlabeled examples). Prints one row per
+    candidate (p-value, tested, certified, selected).
+"""
+
+import sys
+import warnings
+
+import numpy as np
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers):
+    """Register the ``autoeval`` command (with ``certify`` and ``select``) on ``subparsers``."""
+    p = subparsers.add_parser(
+        "autoeval",
+        help="certify risk <= alpha / select a model from CSV loss tables (R-AutoEval+)",
+        description=(
+            "R-Eval, R-AutoEval and R-AutoEval+ on precomputed losses in [0, 1]: certify that a "
+            "model's risk is at most alpha with probability 1 - delta from a few human-labeled "
+            "losses plus an auto-evaluator's (LLM judge's) losses, or select the cheapest "
+            "certified candidate (family-wise error <= delta). Rows are used in file order: "
+            "shuffle them first, or pass --shuffle SEED."
+        ),
+    )
+    sub = p.add_subparsers(dest="autoeval_command", required=True, metavar="ACTION")
+
+    c = sub.add_parser(
+        "certify", help="test H0: risk > alpha for one model",
+        description="Test H0: risk > alpha for one model; certified = H0 rejected at level delta.",
+    )
+    c.add_argument("--labeled", required=True,
+                   help="CSV, one row per human-labeled example (true-label and judge losses)")
+    c.add_argument("--unlabeled", default=None,
+                   help="CSV, one row per unlabeled example (judge loss); omit for R-Eval")
+    c.add_argument("--loss-column", default="loss",
+                   help="loss with the true label in --labeled (default: loss)")
+    c.add_argument("--judge-column", default="judge_loss",
+                   help="loss with the judge's label, in both files (default: judge_loss)")
+    c.add_argument("--ci", action="store_true",
+                   help="add a two-sided (1 - delta) confidence interval for the risk (WSR)")
+    _common(c)
+
+    s = sub.add_parser(
+        "select", help="select the cheapest certified model among candidates (FST/Bonferroni)",
+        description=(
+            "One test per candidate column; fixed-sequence testing (in column order, stops at "
+            "the first failure) or Bonferroni. Every certified candidate has risk <= alpha with "
+            "probability 1 - delta jointly; the cheapest certified one is selected."
+        ),
+    )
+    s.add_argument("--labeled", required=True,
+                   help="CSV of true-label losses: one column per candidate, one row per example")
+    s.add_argument("--judge-labeled", default=None,
+                   help="CSV of judge losses on the same examples (same columns)")
+    s.add_argument("--unlabeled", default=None,
+                   help="CSV of judge losses on unlabeled examples (same columns)")
+    s.add_argument("--procedure", choices=["fst", "bonferroni"], default="fst",
+                   help="fst: in column order, stop at the first failure (default); bonferroni")
+    s.add_argument("--cost", default=None,
+                   help="comma-separated costs, one per candidate column (e.g. model sizes); "
+                        "default: the last certified candidate in column order")
+    s.add_argument("--n-jobs", type=int, default=None, help="candidates tested in parallel")
+    _common(s)
+    return p
+
+
+def _common(p):
+    p.add_argument("--alpha", type=float, required=True, help="tolerated risk in (0, 1)")
+    p.add_argument("--delta", type=float, default=0.1,
+                   help="failure probability in (0, 1) (default: 0.1)")
+    p.add_argument("--method", choices=["plus", "autoeval", "eval"], default="plus",
+                   help="plus: R-AutoEval+ (default); autoeval: R-AutoEval; eval: labels only")
+    p.add_argument("--betting", choices=["up", "wsr"], default="up",
+                   help="universal portfolio (default) or WSR bets")
+    p.add_argument("--n-rho", type=int, default=10,
+                   help="reliance factors of R-AutoEval+ (default: 10)")
+    p.add_argument("--shuffle", type=int, default=None, metavar="SEED",
+                   help="shuffle labeled and unlabeled rows (separately) with this seed")
+    p.add_argument("--output", default="-", help="output CSV path (default: standard output)")
+
+
+# --------------------------------------------------------------------------------------------
+def _read(path):
+    import pandas as pd
+
+    return pd.read_csv(path)
+
+
+def _losses(frame, column, path):
+    import pandas as pd
+
+    from ._validation import check_risks
+
+    if column not in frame.columns:
+        raise ValueError(f"{path} has no column {column!r} (columns: {list(frame.columns)}).")
+    values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float)
+    return check_risks(values, f"column {column!r} of {path}")
+
+
+def _table(path, columns=None):
+    """Wide loss table as (candidates, examples) plus the column names."""
+    frame = _read(path)
+    names = list(frame.columns) if columns is None else columns
+    if columns is not None and list(frame.columns) != columns:
+        raise ValueError(
+            f"{path} must have the same candidate columns as --labeled, in the same order "
+            f"({columns}); got {list(frame.columns)}."
+        )
+    if not names:
+        raise ValueError(f"{path} has no candidate column.")
+    return np.array([_losses(frame, c, path) for c in names]), names
+
+
+def _shuffled(rng, *arrays):
+    """The same permutation of the last axis of each array (None passes through)."""
+    if rng is None:
+        return arrays
+    n = next(a.shape[-1] for a in arrays if a is not None)
+    perm = rng.permutation(n)
+    return tuple(None if a is None else a[..., perm] for a in arrays)
+
+
+def _write(frame, output):
+    frame.to_csv(sys.stdout if output == "-" else output, index=False)
+
+
+def _run_certify(args, rng):
+    import pandas as pd
+
+    from .evalues import rautoeval_confidence_interval, rautoeval_test
+
+    lab = _read(args.labeled)
+    h = _losses(lab, args.loss_column, args.labeled)
+    g = u = None
+    if args.method != "eval":
+        g = _losses(lab, args.judge_column, args.labeled)
+        if args.unlabeled is not None:
+            u = _losses(_read(args.unlabeled), args.judge_column, args.unlabeled)
+    h, g = _shuffled(rng, h, g)
+    (u,) = _shuffled(rng, u)
+    res = rautoeval_test(h, g, u, alpha=args.alpha, delta=args.delta, method=args.method,
+                         betting=args.betting, n_rho=args.n_rho)
+    row = {
+        "certified": res.certified,
+        "pvalue": res.pvalue,
+        "labels_needed": None if res.stopping_index is None else res.stopping_index + 1,
+        "n_labeled": h.size,
+        "n_unlabeled": 0 if u is None else u.size,
+        "block_size": res.block_size,
+        "method": res.method,
+        "alpha": args.alpha,
+        "delta": args.delta,
+    }
+    if args.ci:
+        ci = rautoeval_confidence_interval(h, g, u, delta=args.delta, method=res.method,
+                                           n_rho=args.n_rho)
+        row.update(ci_low=ci.low, ci_high=ci.high)
+    _write(pd.DataFrame([row]), args.output)
+    verdict = "certified" if res.certified else "NOT certified"
+    print(f"{verdict}: risk <= {args.alpha} with probability >= {1 - args.delta:g} "
+          f"(p-value {res.pvalue:.4g}, {h.size} labeled + {row['n_unlabeled']} unlabeled rows)",
+          file=sys.stderr)
+
+
+def _run_select(args, rng):
+    import pandas as pd
+
+    from .evalues import rautoeval_select
+
+    H, names = _table(args.labeled)
+    G = U = None
+    if args.method != "eval":
+        if args.judge_labeled is None:
+            raise ValueError(
+                f"--method {args.method} needs --judge-labeled (judge losses on the labeled "
+                "examples); or use --method eval."
+            )
+        G, _ = _table(args.judge_labeled, names)
+        if G.shape != H.shape:
+            raise ValueError(
+                f"--judge-labeled has {G.shape[1]} rows but --labeled has {H.shape[1]}: both "
+                "hold the same labeled examples."
+            )
+        if args.unlabeled is not None:
+            U, _ = _table(args.unlabeled, names)
+    cost = None
+    if args.cost is not None:
+        try:
+            cost = [float(c) for c in args.cost.split(",")]
+        except ValueError:
+            msg = f"--cost must be comma-separated numbers; got {args.cost!r}."
+            raise ValueError(msg) from None
+        if len(cost) != len(names):
+            raise ValueError(f"--cost has {len(cost)} values for {len(names)} candidate columns.")
+    H, G = _shuffled(rng, H, G)
+    (U,) = _shuffled(rng, U)
+    sel = rautoeval_select(H, G, U, alpha=args.alpha, delta=args.delta,
+                           procedure=args.procedure, cost=cost, method=args.method,
+                           betting=args.betting, n_rho=args.n_rho, n_jobs=args.n_jobs)
+    out = pd.DataFrame({
+        "candidate": names,
+        "pvalue": sel.pvalues,
+        "tested": sel.tested,
+        "certified": sel.certified,
+        "selected": np.arange(len(names)) == (-1 if sel.selected is None else sel.selected),
+    })
+    if cost is not None:
+        out["cost"] = cost
+    _write(out, args.output)
+    if sel.selected is None:
+        print(f"nothing certified at alpha={args.alpha}, delta={args.delta} "
+              f"({args.procedure})", file=sys.stderr)
+    else:
+        print(f"selected {names[sel.selected]!r}: {int(sel.certified.sum())} of {len(names)} "
+              f"candidates certified with risk <= {args.alpha} (family-wise error <= "
+              f"{args.delta}, {args.procedure})", file=sys.stderr)
+
+
+def run(args):
+    """Run ``autoeval certify`` / ``autoeval select`` on parsed arguments.
+
+    Bad input raises ``ValueError`` / ``TypeError`` / ``OSError`` (the main entry point turns
+    them into a one-line error and exit status 2); warnings (nothing certified, no unlabeled
+    data) are printed to standard error as ``warning: ...`` lines.
+    """
+    from ._validation import RiskControlWarning, check_level
+
+    check_level(args.alpha, "alpha")
+    check_level(args.delta, "delta")
+    rng = None if args.shuffle is None else np.random.default_rng(args.shuffle)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RiskControlWarning)
+        if args.autoeval_command == "certify":
+            _run_certify(args, rng)
+        else:
+            _run_select(args, rng)
+    for w in caught:
+        if issubclass(w.category, RiskControlWarning):
+            print(f"warning: {w.message}", file=sys.stderr)

@@ -1,0 +1,931 @@
+"""Certify a fitted model's risk with few labels and an auto-evaluator (R-AutoEval+).
+
+Estimator layer of R-Eval / R-AutoEval / R-AutoEval+ (Park, Zecchin & Simeone, *Adaptive
+Prediction-Powered AutoEval with Reliability and Efficiency Guarantees*):
+
+* :class:`RAutoEvalPlus` wraps a fitted model and an auto-evaluator (an LLM judge, or any fitted
+  model or callable that labels ``X``). ``fit(X, y)`` takes labeled and unlabeled rows together
+  (scikit-learn's semi-supervised convention: ``y == -1`` for classes, NaN for regression), turns
+  them into losses and tests ``H0: risk > alpha`` at level ``delta`` with
+  :func:`~sklearn_riskcontrol.evalues.rautoeval_test`. ``decide()`` says whether the risk is
+  certified to be at most ``alpha``.
+* :class:`RiskControlledModelSelector` runs one such test per candidate model and selects the
+  cheapest certified one, with fixed-sequence testing or Bonferroni (family-wise error at most
+  ``delta``).
+
+The guarantee holds whatever the quality of the auto-evaluator, as long as the labeled rows (and,
+separately, the unlabeled rows) are exchangeable draws from the deployment distribution. The
+wrapped models are never refitted.
+"""
+
+import numbers
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from joblib import effective_n_jobs
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context
+from sklearn.model_selection import train_test_split
+from sklearn.utils import _safe_indexing, check_random_state
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.parallel import Parallel, delayed
+from sklearn.utils.validation import check_is_fitted
+
+from ._validation import RiskControlWarning, check_level, warn
+from ._wrapping import (
+    chunked_call,
+    copy_feature_info,
+    fit_clone,
+    indexable_rows,
+    is_fitted,
+    n_rows,
+    tags_or_none,
+)
+from .evalues.autoeval import rautoeval_confidence_interval, rautoeval_test
+from .evalues.betting import WSR, FixedBet, UniversalPortfolio
+from .evalues.testing import at_most, bonferroni, fixed_sequence
+from .risks import RISK_NAMES, make_risk
+
+__all__ = ["RAutoEvalPlus", "RiskControlledModelSelector"]
+
+_METHOD_NAMES = {"plus": "R-AutoEval+", "autoeval": "R-AutoEval", "eval": "R-Eval"}
+
+
+# --------------------------------------------------------------------------------------------
+# Helpers
+# --------------------------------------------------------------------------------------------
+def _estimator_has(attr):
+    def check(self):
+        return hasattr(getattr(self, "estimator_", self.estimator), attr)
+
+    return check
+
+
+def _needs_fitting(obj):
+    return hasattr(obj, "fit") and hasattr(obj, "get_params") and not is_fitted(obj)
+
+
+def _is_float_array(y):
+    return y.dtype.kind == "f"
+
+
+def _unlabeled_mask(y, classification):
+    """Rows without a label: NaN (regression), -1 / "-1" / NaN (classification)."""
+    if _is_float_array(y):
+        nan = np.isnan(y)
+        return (nan | (y == -1)) if classification else nan
+    if y.dtype.kind in "iu":
+        return y == -1
+    if y.dtype.kind in "US":
+        return y == "-1"
+    if y.dtype.kind == "b":
+        return np.zeros(y.shape, dtype=bool)
+
+    def missing(v):
+        if v is None:
+            return True
+        if isinstance(v, numbers.Real) and not isinstance(v, bool):
+            return bool(np.isnan(v)) or (classification and v == -1)
+        return classification and isinstance(v, str) and v == "-1"
+
+    return np.fromiter((missing(v) for v in y), dtype=bool, count=len(y))
+
+
+def _is_classification(model, y):
+    """Whether ``y`` holds classes (``-1`` marks unlabeled rows) rather than regression targets.
+
+    Decided by the wrapped model's type when it says (scikit-learn tags, ``classes_``), else by
+    ``y``: floats are regression targets (NaN = unlabeled), anything else classes.
+    """
+    tags = tags_or_none(model)
+    kind = None if tags is None else tags.estimator_type
+    if kind == "classifier" or hasattr(model, "classes_"):
+        return True
+    if kind == "regressor":
+        return False
+    return not _is_float_array(y)
+
+
+# --------------------------------------------------------------------------------------------
+# RAutoEvalPlus
+# --------------------------------------------------------------------------------------------
+class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
+    """Certify ``risk <= alpha`` of a fitted model with few labels plus an auto-evaluator.
+
+    Tests ``H0: R > alpha``, ``R = E[risk(Y, f(X))]`` the risk of the wrapped model ``f``,
+    with type-I error at most ``delta``: whatever the model and the auto-evaluator,
+    ``P(certified_ and R > alpha) <= delta`` when the labeled rows are exchangeable draws from
+    the deployment distribution, and so are the unlabeled rows. The test is R-AutoEval+ by
+    default: a mixture of betting e-processes over reliance factors ``rho in [0, 1]`` on the
+    prediction-powered observations ``h_i + rho (ubar_i - g_i)`` (true-label losses ``h``,
+    judge losses ``g`` on the same rows, block means ``ubar`` of judge losses on ``r``
+    unlabeled rows each). It adapts its reliance on the auto-evaluator to the evidence: with a
+    good judge it needs far fewer labels than R-Eval (labels only); with a useless judge it
+    falls back to R-Eval instead of losing power like R-AutoEval (``rho = 1``). See
+    :func:`~sklearn_riskcontrol.evalues.rautoeval_test` for the array-level test.
+
+    Parameters
+    ----------
+    estimator : estimator with ``predict``
+        The model whose risk is certified, already fitted (wrap it in
+        :class:`sklearn.frozen.FrozenEstimator` to keep it fitted through ``clone``). An unfitted
+        estimator is fitted on a ``1 - calib_size`` split of the *labeled* rows.
+    autoevaluator : estimator with ``predict``, callable or None, default=None
+        Labels ``X`` in place of a human: a fitted model (e.g. a bigger model, an LLM judge
+        behind a ``predict`` method), a callable ``X -> labels``, or an unfitted estimator
+        (fitted on the same training split as ``estimator``). Its labels go through ``risk`` in
+        place of ``y``. Required unless ``method="eval"``.
+    risk : {"zero_one", "squared", "absolute", "threshold"}, callable or Risk, default="zero_one"
+        Per-sample loss ``risk(y_true, y_pred)`` in [0, 1]; see
+        :func:`sklearn_riskcontrol.risks.make_risk`.
+    alpha : float in (0, 1), default=0.1
+        Tolerated risk.
+    delta : float in (0, 1), default=0.1
+        Probability of certifying a model whose risk exceeds ``alpha``.
+    method : {"plus", "autoeval", "eval"}, default="plus"
+        R-AutoEval+ (mixture over ``rho``), R-AutoEval (``rho = 1``) or R-Eval (labels only).
+    betting : {"up", "wsr"} or strategy object, default="up"
+        ``"up"``: exact universal portfolio (arcsine prior); ``"wsr"``: Waudby-Smith & Ramdas
+        bets; or a :class:`~sklearn_riskcontrol.evalues.UniversalPortfolio` /
+        :class:`~sklearn_riskcontrol.evalues.WSR` / :class:`~sklearn_riskcontrol.evalues.FixedBet`
+        instance (e.g. ``UniversalPortfolio(prior="reference")`` for the paper's grid).
+    n_rho : int, default=10
+        Reliance factors ``linspace(0, 1, n_rho)`` of R-AutoEval+.
+    rho_grid : array-like, default=None
+        Explicit reliance factors in [0, 1] (overrides ``n_rho``).
+    rho_prior : array-like, default=None
+        Initial weights of the reliance factors (``None`` = uniform).
+    shuffle : bool, default=True
+        Process the labeled rows, and separately the unlabeled rows, in a random order (seeded by
+        ``random_state``). The test consumes rows in order; shuffling makes each stream
+        exchangeable even if ``X`` is sorted (by date, by source, ...). ``False`` keeps the given
+        order (for rows that are already in random order).
+    early_stopping : bool, default=False
+        Stop at the first crossing of ``1 / delta`` (anytime validity); the e-process in
+        ``result_`` then ends there.
+    calib_size : float in (0, 1), default=0.5
+        Fraction of the labeled rows kept for the test when a model must be fitted first.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the fitting split and the shuffling.
+    n_jobs : int, default=None
+        joblib workers for the models' predictions.
+    verbose : int, default=0
+
+    Attributes
+    ----------
+    estimator_ : estimator
+        The fitted model under test.
+    autoevaluator_ : estimator, callable or None
+        The auto-evaluator in use.
+    risk_ : Risk
+    certified_ : bool
+        ``True`` iff ``H0: R > alpha`` is rejected (same as :meth:`decide`).
+    pvalue_ : float
+        Anytime-valid p-value ``min(1, 1 / max_i E_i)``.
+    result_ : RAutoEvalResult
+        The array-level result: e-process, stopping index, ``rho`` weights, bets.
+    n_labeled_, n_unlabeled_ : int
+        Labeled / unlabeled rows used by the test (after any fitting split).
+    block_size_ : int
+        ``r = floor(n_unlabeled_ / n_labeled_)`` unlabeled rows per labeled one (0 for R-Eval).
+    method_ : str
+        Method actually run (``"eval"`` if there were no unlabeled rows).
+    labeled_indices_, unlabeled_indices_ : ndarray of int
+        Rows of ``X`` used by the test, in processing order.
+    loss_labeled_, loss_judge_labeled_, loss_judge_unlabeled_ : ndarray
+        The losses fed to the test, in processing order (the judge ones are ``None`` for R-Eval).
+    n_features_in_, feature_names_in_ : copied from the wrapped model
+
+    See Also
+    --------
+    RiskControlledModelSelector : one test per candidate, family-wise error control.
+    sklearn_riskcontrol.evalues.rautoeval_test : the same test on loss arrays.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from sklearn_riskcontrol.autoeval import RAutoEvalPlus
+    >>> X, y = make_classification(n_samples=6000, n_informative=6, random_state=0)
+    >>> model = LogisticRegression().fit(X[:1000], y[:1000])
+    >>> judge = RandomForestClassifier(random_state=0).fit(X[1000:3000], y[1000:3000])
+    >>> y_semi = y[3000:].copy()
+    >>> y_semi[300:] = -1                       # 300 labeled rows, 2700 unlabeled
+    >>> cert = RAutoEvalPlus(model, autoevaluator=judge, alpha=0.2, delta=0.1, random_state=0)
+    >>> cert = cert.fit(X[3000:], y_semi)
+    >>> cert.decide(), cert.n_labeled_, cert.block_size_   # r = 9 unlabeled rows per label
+    (True, 300, 9)
+    >>> cert.result_.stopping_index + 1                    # labels it needed to certify
+    90
+    >>> ci = cert.confidence_interval()
+    >>> print(f"risk in [{ci.low:.3f}, {ci.high:.3f}] w.p. 0.9")
+    risk in [0.125, 0.210] w.p. 0.9
+    """
+
+    _parameter_constraints = {
+        "estimator": [HasMethods(["predict"])],
+        "autoevaluator": [HasMethods(["predict"]), callable, None],
+        "risk": [StrOptions(set(RISK_NAMES)), callable],
+        "alpha": [Interval(Real, 0, 1, closed="neither")],
+        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "method": [StrOptions({"plus", "autoeval", "eval"})],
+        "betting": [StrOptions({"up", "wsr"}), UniversalPortfolio, WSR, FixedBet],
+        "n_rho": [Interval(Integral, 2, None, closed="left")],
+        "rho_grid": ["array-like", None],
+        "rho_prior": ["array-like", None],
+        "shuffle": ["boolean"],
+        "early_stopping": ["boolean"],
+        "calib_size": [Interval(Real, 0, 1, closed="neither")],
+        "random_state": ["random_state"],
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        estimator,
+        *,
+        autoevaluator=None,
+        risk="zero_one",
+        alpha=0.1,
+        delta=0.1,
+        method="plus",
+        betting="up",
+        n_rho=10,
+        rho_grid=None,
+        rho_prior=None,
+        shuffle=True,
+        early_stopping=False,
+        calib_size=0.5,
+        random_state=None,
+        n_jobs=None,
+        verbose=0,
+    ):
+        self.estimator = estimator
+        self.autoevaluator = autoevaluator
+        self.risk = risk
+        self.alpha = alpha
+        self.delta = delta
+        self.method = method
+        self.betting = betting
+        self.n_rho = n_rho
+        self.rho_grid = rho_grid
+        self.rho_prior = rho_prior
+        self.shuffle = shuffle
+        self.early_stopping = early_stopping
+        self.calib_size = calib_size
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    # -- fitting -------------------------------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y):
+        """Compute the losses of labeled and unlabeled rows and run the test.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Labeled and unlabeled rows, passed untouched to the models.
+        y : array-like of shape (n_samples,)
+            True labels; unlabeled rows are marked with ``-1`` (classification, like
+            :class:`sklearn.semi_supervised.SelfTrainingClassifier`) or NaN (regression).
+
+        Returns
+        -------
+        self
+        """
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None: "
+                "the test needs labeled rows (mark unlabeled ones with -1 or NaN)."
+            )
+        uses_judge = self.method != "eval"
+        if uses_judge and self.autoevaluator is None:
+            raise ValueError(
+                f"method={self.method!r} needs an `autoevaluator` (a fitted model with predict, "
+                "or a callable X -> labels); pass one, or use method='eval' (labels only)."
+            )
+        X = indexable_rows(X)
+        y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y.ravel()
+        if y.ndim != 1:
+            raise ValueError(f"`y` must be 1-d; got an array of shape {y.shape}.")
+        n = n_rows(X)
+        if n != len(y):
+            raise ValueError(f"`X` has {n} rows but `y` has {len(y)} entries; they must be equal.")
+        if n == 0:
+            raise ValueError("`X` is empty: at least one labeled row is required.")
+        rng = check_random_state(self.random_state)
+        self.risk_ = make_risk(self.risk)
+        classification = _is_classification(self.estimator, y)
+        unlabeled = _unlabeled_mask(y, classification)
+        idx_lab, idx_unl = np.flatnonzero(~unlabeled), np.flatnonzero(unlabeled)
+        if idx_lab.size == 0:
+            raise ValueError(
+                f"`y` has no labeled row (all {n} are marked unlabeled with "
+                f"{'-1/NaN' if classification else 'NaN'}): the test needs human-labeled rows."
+            )
+        judge = self.autoevaluator if uses_judge else None
+        to_fit = [o for o in (self.estimator, judge) if _needs_fitting(o)]
+        if to_fit:
+            idx_train, idx_lab = train_test_split(
+                idx_lab, test_size=self.calib_size, random_state=rng
+            )
+            if len(idx_train) == 0 or len(idx_lab) == 0:
+                raise ValueError(
+                    f"Cannot split {idx_lab.size + len(idx_train)} labeled rows into a fitting "
+                    "part and a test part; pass fitted models (e.g. "
+                    "sklearn.frozen.FrozenEstimator(model)) or more labeled rows."
+                )
+            X_train, y_train = _safe_indexing(X, idx_train), y[idx_train]
+            model = self.estimator
+            if _needs_fitting(model):
+                model = fit_clone(model, X_train, y_train, "estimator")
+            if _needs_fitting(judge):
+                judge = fit_clone(judge, X_train, y_train, "autoevaluator")
+            idx_lab = np.sort(idx_lab)
+        else:
+            model = self.estimator
+        if classification and hasattr(model, "classes_") and idx_unl.size:
+            if np.any(_unlabeled_mask(np.asarray(model.classes_), True)):
+                raise ValueError(
+                    "-1 marks unlabeled rows in `y`, but -1 is also a class of the wrapped "
+                    "estimator; encode the classes differently (e.g. with a LabelEncoder)."
+                )
+        self.estimator_ = model
+        self.autoevaluator_ = judge
+        if self.shuffle:
+            idx_lab = rng.permutation(idx_lab)
+            idx_unl = rng.permutation(idx_unl)
+        if uses_judge and 0 < idx_unl.size < idx_lab.size:
+            raise ValueError(
+                f"{idx_unl.size} unlabeled rows for {idx_lab.size} labeled ones: the "
+                "auto-evaluator's losses are averaged in blocks of r = floor(n_unlabeled / "
+                "n_labeled) >= 1 unlabeled rows per labeled row, so at least as many unlabeled "
+                "rows as labeled ones are needed (r = 0 otherwise). Add unlabeled rows, or use "
+                "method='eval'."
+            )
+        self.labeled_indices_ = idx_lab
+        self.unlabeled_indices_ = idx_unl if uses_judge else idx_unl[:0]
+
+        X_lab = _safe_indexing(X, idx_lab)
+        pred_lab = self._predict_rows(X_lab)
+        h = self.risk_(y[idx_lab], pred_lab)
+        g = u = None
+        if uses_judge:
+            g = self.risk_(self._judge(X_lab, classification), pred_lab)
+            if idx_unl.size:
+                X_unl = _safe_indexing(X, idx_unl)
+                u = self.risk_(self._judge(X_unl, classification), self._predict_rows(X_unl))
+        self.loss_labeled_, self.loss_judge_labeled_, self.loss_judge_unlabeled_ = h, g, u
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", RiskControlWarning)
+            result = rautoeval_test(
+                h, g, u, alpha=self.alpha, delta=self.delta, method=self.method,
+                betting=self.betting, n_rho=self.n_rho, rho_grid=self.rho_grid,
+                rho_prior=self.rho_prior, early_stopping=self.early_stopping,
+            )
+        notes = []
+        for w in caught:
+            if issubclass(w.category, RiskControlWarning):
+                notes.append(str(w.message))
+            else:  # pragma: no cover - pass other warnings on
+                warnings.warn(w.message, w.category, stacklevel=2)
+        self.result_ = result
+        self.certified_ = bool(result.certified)
+        self.pvalue_ = float(result.pvalue)
+        self.method_ = result.method
+        self.block_size_ = int(result.block_size)
+        self.n_labeled_ = int(h.size)
+        self.n_unlabeled_ = 0 if u is None else int(u.size)
+        copy_feature_info(self, model, X)
+        if self.certified_:
+            if notes:
+                warn(" ".join(notes))
+        else:
+            warn(self._not_certified_reason(notes))
+        if self.verbose:
+            need = result.stopping_index
+            print(
+                f"[{type(self).__name__}] {_METHOD_NAMES[self.method_]} on {self.n_labeled_} "
+                f"labeled + {self.n_unlabeled_} unlabeled rows: certified={self.certified_}, "
+                f"p-value {self.pvalue_:.4g}"
+                + ("" if need is None else f", {need + 1} labels needed")
+            )
+        return self
+
+    def _predict_rows(self, X):
+        return chunked_call(self.estimator_.predict, X, self.n_jobs)
+
+    def _judge(self, X, classification):
+        """Auto-evaluator labels of ``X``, checked to be one usable label per row."""
+        judge = self.autoevaluator_
+        try:
+            if hasattr(judge, "predict"):
+                labels = chunked_call(judge.predict, X, self.n_jobs)
+            else:
+                labels = judge(X)
+        except Exception as exc:
+            raise ValueError(
+                f"The autoevaluator could not label the rows ({type(exc).__name__}: {exc}). It "
+                "must be a fitted model with predict, or a callable X -> one label per row."
+            ) from exc
+        labels = np.asarray(labels)
+        if labels.ndim == 2 and labels.shape[1] == 1:
+            labels = labels.ravel()
+        if labels.ndim != 1 or labels.shape[0] != n_rows(X):
+            raise ValueError(
+                f"The autoevaluator returned an array of shape {labels.shape} for {n_rows(X)} "
+                "rows; it must return one label per row."
+            )
+        missing = _unlabeled_mask(labels, classification)
+        if missing.any():
+            raise ValueError(
+                f"The autoevaluator left {int(missing.sum())} of {labels.size} rows unlabeled "
+                "(it returned the unlabeled marker -1 or NaN); it must label every row it is "
+                "given."
+            )
+        return labels
+
+    def _not_certified_reason(self, notes):
+        res = self.result_
+        peak = res.log_evalue
+        with np.errstate(over="ignore"):
+            peak_text = f"{np.exp(peak):.3g}" if peak < 700 else f"exp({peak:.1f})"
+        msg = (
+            f"{type(self).__name__} did not certify risk <= alpha={self.alpha:g} at "
+            f"delta={self.delta:g} (certified_ = False): p-value {self.pvalue_:.3g} > delta; "
+            f"the e-process peaked at {peak_text}, below 1/delta = {1 / self.delta:g} "
+            f"({_METHOD_NAMES[self.method_]}, {self.n_labeled_} labeled rows)."
+        )
+        mean = float(self.loss_labeled_.mean())
+        if mean > self.alpha:
+            msg += (
+                f" The mean loss on the labeled rows is {mean:.3g} > alpha: the risk may well "
+                "exceed alpha."
+            )
+        else:
+            msg += (
+                f" The mean loss on the labeled rows is {mean:.3g} <= alpha, so more labeled "
+                "rows (or more unlabeled rows with a better autoevaluator) may suffice."
+            )
+        return " ".join([msg, *notes])
+
+    # -- results -------------------------------------------------------------------------------
+    def decide(self):
+        """Whether the risk is certified to be at most ``alpha`` (``H0: R > alpha`` rejected).
+
+        Returns
+        -------
+        bool
+        """
+        check_is_fitted(self, "result_")
+        return self.certified_
+
+    def confidence_interval(self, delta=None, *, side="two-sided", betting="wsr", tol=1e-6):
+        """Confidence bounds on the risk from the same losses (test inversion).
+
+        Calls :func:`~sklearn_riskcontrol.evalues.rautoeval_confidence_interval` with the fitted
+        method and reliance factors.
+
+        Parameters
+        ----------
+        delta : float in (0, 1), default=None
+            Miscoverage; ``None`` uses the estimator's ``delta``.
+        side : {"two-sided", "upper", "lower"}, default="two-sided"
+        betting : {"wsr", "up"} or strategy object, default="wsr"
+            Bets of the inverted tests (WSR is fast; the exact universal portfolio costs
+            ``O(S n**2)`` per evaluation).
+        tol : float, default=1e-6
+            Tolerance of each bound (conservative side).
+
+        Returns
+        -------
+        RiskConfidenceInterval
+            ``low <= R <= high`` with probability at least ``1 - delta``.
+        """
+        check_is_fitted(self, "result_")
+        delta = self.delta if delta is None else check_level(delta, "delta")
+        return rautoeval_confidence_interval(
+            self.loss_labeled_, self.loss_judge_labeled_, self.loss_judge_unlabeled_,
+            delta=delta, side=side, method=self.method_, betting=betting, n_rho=self.n_rho,
+            rho_grid=self.rho_grid, rho_prior=self.rho_prior, tol=tol,
+        )
+
+    # -- delegation ----------------------------------------------------------------------------
+    def predict(self, X):
+        """Predictions of the wrapped model (the guarantee lives in :meth:`decide`)."""
+        check_is_fitted(self, "estimator_")
+        return self.estimator_.predict(X)
+
+    @available_if(_estimator_has("predict_proba"))
+    def predict_proba(self, X):
+        """Class probabilities of the wrapped classifier."""
+        check_is_fitted(self, "estimator_")
+        return self.estimator_.predict_proba(X)
+
+    @available_if(_estimator_has("predict_log_proba"))
+    def predict_log_proba(self, X):
+        """Log class probabilities of the wrapped classifier."""
+        check_is_fitted(self, "estimator_")
+        return self.estimator_.predict_log_proba(X)
+
+    @available_if(_estimator_has("decision_function"))
+    def decision_function(self, X):
+        """Decision function of the wrapped model."""
+        check_is_fitted(self, "estimator_")
+        return self.estimator_.decision_function(X)
+
+    @available_if(_estimator_has("score"))
+    def score(self, X, y, **kwargs):
+        """The wrapped model's ``score`` (e.g. accuracy)."""
+        check_is_fitted(self, "estimator_")
+        return self.estimator_.score(X, y, **kwargs)
+
+    def __sklearn_tags__(self):
+        # X goes untouched to the wrapped models: accept what all of them accept.
+        tags = super().__sklearn_tags__()
+        # Duck-typed models without scikit-learn tags (e.g. an LLM wrapper) get the defaults.
+        inner = [
+            t for t in map(tags_or_none, (self.estimator, self.autoevaluator)) if t is not None
+        ]
+        tags.input_tags.sparse = all(t.input_tags.sparse for t in inner)
+        tags.input_tags.allow_nan = all(t.input_tags.allow_nan for t in inner)
+        sub = tags_or_none(self.estimator)
+        if sub is not None:
+            tags.target_tags = sub.target_tags
+            tags.classifier_tags = sub.classifier_tags
+            tags.regressor_tags = sub.regressor_tags
+        tags.target_tags.required = True
+        return tags
+
+
+# --------------------------------------------------------------------------------------------
+# Model selection
+# --------------------------------------------------------------------------------------------
+def _candidates_have(attr):
+    def check(self):
+        sel = getattr(self, "selected_estimator_", None)
+        if sel is not None:
+            return hasattr(sel, attr)
+        return all(hasattr(e, attr) for e in self.estimators)
+
+    return check
+
+
+def _run_tester(tester, candidate, level, X, y):
+    """One candidate's test: (fitted tester or None, p-value). Warnings are summarised later.
+
+    The template is copied *shallowly* (a new instance from ``get_params(deep=False)``), not
+    with ``clone``: ``clone`` would unfit a fitted auto-evaluator held by the template, which
+    would then be refitted on part of the labeled rows.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RiskControlWarning)
+        if hasattr(tester, "get_params"):
+            params = {**tester.get_params(deep=False), "estimator": candidate, "delta": level}
+            fitted = type(tester)(**params).fit(X, y)
+            return fitted, float(fitted.pvalue_)
+        p = tester(candidate, X, y, delta=level)
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not (0.0 <= p <= 1.0):
+        raise ValueError(
+            f"A callable `tester` must return a p-value in [0, 1]; got {p!r}."
+        )
+    return None, float(p)
+
+
+class RiskControlledModelSelector(MetaEstimatorMixin, BaseEstimator):
+    """Select the cheapest candidate model whose risk is certified (FWER at most ``delta``).
+
+    Each candidate gets its own test of ``H0_k: R_k > alpha`` (by default an
+    :class:`RAutoEvalPlus` on the same labeled and unlabeled rows). Then:
+
+    * ``procedure="fst"`` (fixed-sequence testing): candidates are tested in the testing order
+      (e.g. from the largest, safest model to the smallest) at the full level ``delta``; testing
+      stops at the first failure and only the candidates before it are certified. If the first
+      candidate fails, *nothing* is certified: the selector never falls back to an uncertified
+      model.
+    * ``procedure="bonferroni"``: every candidate is tested at ``delta / K``.
+
+    Either way, with probability at least ``1 - delta`` *every* certified candidate has risk at
+    most ``alpha`` (family-wise error rate <= delta), so the selected one does too. Among the
+    certified candidates the one with the smallest ``cost`` is selected (by default the last
+    certified one in the testing order). ``predict`` and the other prediction methods delegate
+    to it.
+
+    Parameters
+    ----------
+    estimators : list of estimators
+        The candidates. Fitted ones are used as they are (never refitted); unfitted ones are
+        fitted by the tester (for :class:`RAutoEvalPlus`: on a split of the labeled rows).
+    tester : RAutoEvalPlus-like estimator or callable
+        A template: for each candidate a new instance with the template's parameters and
+        ``estimator=candidate, delta=level`` is fitted on ``(X, y)``; it must set ``pvalue_``
+        (its ``alpha``, ``autoevaluator``, ``method``, ... apply to every candidate). A fitted
+        auto-evaluator in the template is used as is (it is not cloned).
+        A callable is called as ``tester(candidate, X, y, delta=level)`` and returns an
+        anytime-valid p-value for ``H0: risk > alpha``.
+    procedure : {"fst", "bonferroni"}, default="fst"
+    order : None, "cost" or array-like of int, default=None
+        Testing order: ``None`` = the order of ``estimators``; ``"cost"`` = by decreasing cost
+        (largest model first, the natural order for FST); or a permutation of
+        ``range(n_candidates)``.
+    cost : None, array-like of shape (n_candidates,) or callable, default=None
+        Cost of each candidate (e.g. model size, latency, price), or ``cost(candidate) -> float``
+        called on each candidate as passed. ``None``: the selected candidate is the certified one
+        that comes last in the testing order.
+    delta : float in (0, 1), default=None
+        Family-wise error level. ``None`` takes the tester's ``delta`` (required for a callable
+        tester).
+    n_jobs : int, default=None
+        Candidates tested in parallel with joblib. FST then runs batches of ``n_jobs``
+        candidates in the testing order and stops after the batch that holds the first failure;
+        candidates after the first failure are reported as untested (their results are
+        discarded), so the outcome is exactly sequential FST's and does not depend on
+        ``n_jobs``.
+    verbose : int, default=0
+
+    Attributes
+    ----------
+    certified_ : ndarray of bool, shape (n_candidates,)
+        Certified candidates (in the order of ``estimators``).
+    pvalues_ : ndarray of shape (n_candidates,)
+        p-values (NaN for candidates FST never reached).
+    tested_ : ndarray of bool, shape (n_candidates,)
+    order_ : ndarray of int
+        Testing order (indices into ``estimators``).
+    costs_ : ndarray of shape (n_candidates,) or None
+    selected_index_ : int or None
+        Index of the selected candidate; ``None`` if nothing is certified (then ``predict``
+        raises).
+    selected_estimator_ : estimator or None
+        The selected (fitted) candidate.
+    testers_ : list
+        The fitted tester of each tested candidate (``None`` for untested ones and for callable
+        testers).
+    delta_ : float
+        Family-wise error level used.
+    test_level_ : float
+        Level of each individual test (``delta_`` for FST, ``delta_ / K`` for Bonferroni).
+
+    See Also
+    --------
+    sklearn_riskcontrol.evalues.rautoeval_select : the same selection on loss tables (fast path
+        for precomputed LLM losses).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> from sklearn_riskcontrol.autoeval import RAutoEvalPlus, RiskControlledModelSelector
+    >>> X, y = make_classification(n_samples=8000, n_informative=6, random_state=0)
+    >>> candidates = [DecisionTreeClassifier(max_depth=d, random_state=0).fit(X[:2000], y[:2000])
+    ...               for d in (12, 6, 3, 1)]                  # from largest to smallest
+    >>> judge = RandomForestClassifier(random_state=0).fit(X[2000:4000], y[2000:4000])
+    >>> y_semi = y[4000:].copy()
+    >>> y_semi[400:] = -1                                      # 400 labels, 3600 unlabeled
+    >>> tester = RAutoEvalPlus(None, autoevaluator=judge, alpha=0.2, delta=0.1, random_state=0)
+    >>> sel = RiskControlledModelSelector(candidates, tester=tester, cost=[12, 6, 3, 1])
+    >>> sel = sel.fit(X[4000:], y_semi)
+    >>> sel.certified_.tolist(), sel.selected_index_
+    ([True, True, True, False], 2)
+    """
+
+    _parameter_constraints = {
+        "estimators": [list, tuple],
+        "tester": [HasMethods(["fit", "get_params", "set_params"]), callable],
+        "procedure": [StrOptions({"fst", "bonferroni"})],
+        "order": [StrOptions({"cost"}), "array-like", None],
+        "cost": ["array-like", callable, None],
+        "delta": [Interval(Real, 0, 1, closed="neither"), None],
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        estimators,
+        *,
+        tester,
+        procedure="fst",
+        order=None,
+        cost=None,
+        delta=None,
+        n_jobs=None,
+        verbose=0,
+    ):
+        self.estimators = estimators
+        self.tester = tester
+        self.procedure = procedure
+        self.order = order
+        self.cost = cost
+        self.delta = delta
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    def _costs(self, K):
+        if self.cost is None:
+            return None
+        if callable(self.cost):
+            costs = [self.cost(est) for est in self.estimators]
+        else:
+            costs = self.cost
+        try:
+            costs = np.asarray(costs, dtype=float).ravel()
+        except (TypeError, ValueError):
+            raise TypeError("`cost` must be numbers, one per candidate.") from None
+        if costs.shape[0] != K or not np.all(np.isfinite(costs)):
+            raise ValueError(f"`cost` must give {K} finite numbers (one per candidate).")
+        return costs
+
+    def _order(self, K, costs):
+        if self.order is None:
+            return np.arange(K)
+        if isinstance(self.order, str):  # "cost"
+            if costs is None:
+                raise ValueError("order='cost' needs `cost` (an array or a callable).")
+            return np.argsort(-costs, kind="stable")
+        order = np.asarray(self.order)
+        if order.shape != (K,) or order.dtype.kind not in "iu" or not np.array_equal(
+            np.sort(order), np.arange(K)
+        ):
+            raise ValueError(
+                f"`order` must be None, 'cost' or a permutation of range({K}); got {self.order!r}."
+            )
+        return order.astype(int)
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y):
+        """Test every candidate (FST: until the first failure) and select one.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Labels, with unlabeled rows marked ``-1`` (classes) or NaN (regression), as for
+            :class:`RAutoEvalPlus`.
+
+        Returns
+        -------
+        self
+        """
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None: "
+                "the tests need labeled rows."
+            )
+        K = len(self.estimators)
+        if K == 0:
+            raise ValueError("`estimators` is empty: pass at least one candidate model.")
+        template = hasattr(self.tester, "get_params")
+        if self.delta is not None:
+            delta = float(self.delta)
+        elif template and "delta" in self.tester.get_params(deep=False):
+            delta = check_level(self.tester.get_params(deep=False)["delta"], "tester.delta")
+        else:
+            raise ValueError("A callable `tester` needs the family-wise level `delta`.")
+        costs = self._costs(K)
+        order = self._order(K, costs)
+        level = delta if self.procedure == "fst" else delta / K
+        X = indexable_rows(X)
+
+        testers = [None] * K
+        pvalues = np.full(K, np.nan)
+        jobs = effective_n_jobs(self.n_jobs)
+        batch = K if self.procedure == "bonferroni" else max(1, jobs)
+        with Parallel(n_jobs=self.n_jobs) as parallel:
+            for start in range(0, K, batch):
+                ks = order[start : start + batch]
+                if len(ks) == 1 or jobs == 1:
+                    out = [_run_tester(self.tester, self.estimators[k], level, X, y) for k in ks]
+                else:
+                    out = parallel(
+                        delayed(_run_tester)(self.tester, self.estimators[k], level, X, y)
+                        for k in ks
+                    )
+                for k, (fitted, p) in zip(ks, out):
+                    testers[k], pvalues[k] = fitted, p
+                    if self.verbose:
+                        print(f"[{type(self).__name__}] candidate {k}: p-value {p:.4g}")
+                if self.procedure == "fst" and not np.all(at_most(pvalues[ks], level)):
+                    break
+        certified = np.zeros(K, dtype=bool)
+        if self.procedure == "fst":
+            in_order = fixed_sequence(np.nan_to_num(pvalues[order], nan=1.0), delta)
+            first_fail = int(np.argmin(in_order)) if not in_order.all() else K
+            for k in order[first_fail + 1 :]:  # beyond FST's stop (a batch may have run them)
+                testers[k], pvalues[k] = None, np.nan
+            certified[order] = in_order
+        else:
+            certified = bonferroni(pvalues, delta)
+        self.testers_ = testers
+        self.pvalues_ = pvalues
+        self.tested_ = ~np.isnan(pvalues)
+        self.certified_ = certified
+        self.order_ = order
+        self.costs_ = costs
+        self.delta_ = delta
+        self.test_level_ = level
+        if certified.any():
+            idx = np.flatnonzero(certified)
+            if costs is None:
+                rank = np.empty(K, dtype=int)
+                rank[order] = np.arange(K)
+                k = int(idx[np.argmax(rank[idx])])
+            else:
+                k = int(idx[np.argmin(costs[idx])])
+            self.selected_index_ = k
+            fitted = testers[k]
+            self.selected_estimator_ = (
+                fitted.estimator_ if fitted is not None and hasattr(fitted, "estimator_")
+                else self.estimators[k]
+            )
+            copy_feature_info(self, self.selected_estimator_, X)
+        else:
+            self.selected_index_ = None
+            self.selected_estimator_ = None
+            copy_feature_info(self, self.estimators[order[0]], X)
+            warn(self._nothing_reason(order))
+        return self
+
+    def _nothing_reason(self, order):
+        p = self.pvalues_
+        if self.procedure == "fst":
+            first = int(order[0])
+            return (
+                f"Nothing is certified (selected_index_ = None): the first candidate in the "
+                f"fixed sequence (index {first}) was not certified (p-value {p[first]:.3g} > "
+                f"delta={self.delta_:g}), so testing stopped there and no later candidate may "
+                "be selected. Put a safer model first, or use more labeled rows, a better "
+                "autoevaluator or a larger alpha."
+            )
+        return (
+            f"Nothing is certified (selected_index_ = None): no candidate reached p-value <= "
+            f"delta/K = {self.test_level_:.3g} (smallest p-value {np.nanmin(p):.3g})."
+        )
+
+    def decide(self):
+        """Which candidates are certified (risk <= alpha, family-wise error <= delta).
+
+        Returns
+        -------
+        ndarray of bool, shape (n_candidates,)
+        """
+        check_is_fitted(self, "certified_")
+        return self.certified_.copy()
+
+    def _selected(self):
+        check_is_fitted(self, "certified_")
+        if self.selected_estimator_ is None:
+            raise ValueError(
+                f"{type(self).__name__} certified no candidate (see the warning raised by fit "
+                "and `pvalues_`), so there is no selected model to predict with. Use more "
+                "labeled rows, a better autoevaluator, a larger alpha, or a safer first "
+                "candidate for fixed-sequence testing."
+            )
+        return self.selected_estimator_
+
+    # -- delegation ----------------------------------------------------------------------------
+    @available_if(_candidates_have("predict"))
+    def predict(self, X):
+        """Predictions of the selected candidate."""
+        return self._selected().predict(X)
+
+    @available_if(_candidates_have("predict_proba"))
+    def predict_proba(self, X):
+        """Class probabilities of the selected candidate."""
+        return self._selected().predict_proba(X)
+
+    @available_if(_candidates_have("predict_log_proba"))
+    def predict_log_proba(self, X):
+        """Log class probabilities of the selected candidate."""
+        return self._selected().predict_log_proba(X)
+
+    @available_if(_candidates_have("decision_function"))
+    def decision_function(self, X):
+        """Decision function of the selected candidate."""
+        return self._selected().decision_function(X)
+
+    @available_if(_candidates_have("score"))
+    def score(self, X, y, **kwargs):
+        """The selected candidate's ``score``."""
+        return self._selected().score(X, y, **kwargs)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        inner = [t for t in map(tags_or_none, self.estimators) if t is not None]
+        if inner:
+            tags.input_tags.sparse = all(t.input_tags.sparse for t in inner)
+            tags.input_tags.allow_nan = all(t.input_tags.allow_nan for t in inner)
+            tags.target_tags = inner[0].target_tags
+            tags.classifier_tags = inner[0].classifier_tags
+            tags.regressor_tags = inner[0].regressor_tags
+        tags.target_tags.required = True
+        return tags
