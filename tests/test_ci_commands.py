@@ -26,3 +26,10 @@ def test_ci_builds_the_docs_with_the_readme_command():
     text = (ROOT / "README.md").read_text()
     docs_command = re.search(r"Documentation \(builds offline\): `(.+?)`", text).group(1)
     assert docs_command in (ROOT / ".ci" / "run").read_text().splitlines()
+
+
+def test_readme_quickstart_runs(capsys):
+    text = (ROOT / "README.md").read_text()
+    code = re.search(r"## Quickstart\n\n```python\n(.+?)```", text, re.S).group(1)
+    exec(compile(code, "README quickstart", "exec"), {})
+    assert "deployed on" in capsys.readouterr().out
