@@ -1,0 +1,33 @@
+"""Best-model identification under an evaluation budget: PULSE, UCB-E, UCB-E-LRF and baselines.
+
+Array layer: :mod:`sklearn_riskcontrol.bandits.lowrank` (logistic factorization with frozen example
+factors, ALS ensemble). Scoring back-ends: :mod:`sklearn_riskcontrol.bandits.oracles`. Estimators:
+:class:`PULSE`, :class:`UCBE`, :class:`UCBELRF`, :class:`NaivePooling`, :class:`UniformSampling`,
+:class:`BestModelSelector`, :class:`LowRankScoreCompleter`. Synthetic benchmark matrices:
+:func:`make_score_matrix`. Plots: :mod:`sklearn_riskcontrol.bandits.plotting`.
+"""
+
+from ._baselines import UniformSampling
+from ._completer import LowRankScoreCompleter
+from ._pulse import PULSE, NaivePooling, freedman_radius
+from ._selector import BestModelSelector
+from ._ucbe import UCBE, UCBELRF
+from .oracles import CallableOracle, EstimatorOracle, MatrixOracle, ScoreOracle, as_oracle
+from .simulate import make_score_matrix
+
+__all__ = [
+    "PULSE",
+    "UCBE",
+    "UCBELRF",
+    "NaivePooling",
+    "UniformSampling",
+    "LowRankScoreCompleter",
+    "BestModelSelector",
+    "ScoreOracle",
+    "MatrixOracle",
+    "EstimatorOracle",
+    "CallableOracle",
+    "as_oracle",
+    "freedman_radius",
+    "make_score_matrix",
+]

@@ -1,0 +1,170 @@
+"""Matrix completion of score matrices as a scikit-learn transformer."""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .lowrank import fit_logistic_factors, fit_model_factors, sigmoid
+
+__all__ = ["LowRankScoreCompleter"]
+
+
+class LowRankScoreCompleter(TransformerMixin, BaseEstimator):
+    """Fill in the missing cells (NaN) of a model x example score matrix with a low-rank model.
+
+    ``fit`` learns example factors (one row per model, one column per example) by the
+    alternating Newton solver of :func:`~sklearn_riskcontrol.bandits.lowrank.fit_logistic_factors`;
+    ``transform`` fits, for each row it is given, the model factors with the example factors
+    frozen (an independent ridge regression per row on its observed cells) and returns the matrix
+    with every NaN replaced by the prediction. Observed cells are returned unchanged. A fitted
+    completer can be passed as ``side_scores`` to :class:`PULSE` to reuse its example factors.
+
+    Parameters
+    ----------
+    rank : int, default=8
+    loss : {"auto", "logistic", "squared"}, default="auto"
+        ``"logistic"``: scores in [0, 1] (binary, or fractional targets) predicted as
+        ``sigmoid(u_i . v_j + a_i + b_j)``; ``"squared"``: ridge alternating least squares
+        (any real scores). ``"auto"`` picks ``"logistic"`` when every observed score lies in
+        [0, 1] and ``"squared"`` otherwise.
+    ridge : float, default=1.0
+        Ridge penalty on the factors and biases.
+    biases : bool, default=True
+        Fit a bias per model and per example.
+    max_iter : int, default=100
+        Maximum alternating sweeps in ``fit``.
+    tol : float, default=1e-4
+        Relative decrease of the objective below which ``fit`` stops.
+    random_state : int, RandomState instance or None, default=None
+
+    Attributes
+    ----------
+    factorization_ : LowRankFactorization
+        The fitted model of the training matrix.
+    example_factors_ : ndarray of shape (n_examples, rank)
+    example_bias_ : ndarray of shape (n_examples,)
+    loss_ : str
+        The loss used.
+    n_iter_ : int
+        Alternating sweeps performed.
+    n_features_in_ : int
+        Number of examples (columns).
+    feature_names_in_ : ndarray of str
+        Column names, when fitted on a DataFrame with string column names.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_riskcontrol.bandits import LowRankScoreCompleter
+    >>> rng = np.random.default_rng(0)
+    >>> P = 1 / (1 + np.exp(-np.add.outer(rng.normal(size=80), rng.normal(size=120))))
+    >>> S = (rng.uniform(size=P.shape) < P).astype(float)
+    >>> S[rng.uniform(size=S.shape) < 0.6] = np.nan
+    >>> filled = LowRankScoreCompleter(rank=1, random_state=0).fit_transform(S)
+    >>> bool(np.isnan(filled).any()), bool(np.abs(filled - P)[np.isnan(S)].mean() < 0.15)
+    (False, True)
+    """
+
+    _parameter_constraints = {
+        "rank": [Interval(Integral, 0, None, closed="left")],
+        "loss": [StrOptions({"auto", "logistic", "squared"})],
+        "ridge": [Interval(Real, 0, None, closed="neither")],
+        "biases": ["boolean"],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, rank=8, *, loss="auto", ridge=1.0, biases=True, max_iter=100, tol=1e-4,
+                 random_state=None):
+        self.rank = rank
+        self.loss = loss
+        self.ridge = ridge
+        self.biases = biases
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+
+    def _resolve_loss(self, X):
+        if self.loss != "auto":
+            return self.loss
+        obs = X[~np.isnan(X)]
+        return "logistic" if obs.size and obs.min() >= 0 and obs.max() <= 1 else "squared"
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Fit the low-rank model on a score matrix.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_models, n_examples)
+            Scores; NaN marks a missing cell.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self
+        """
+        X = validate_data(self, X, ensure_all_finite="allow-nan", dtype=float)
+        if np.isnan(X).all():
+            raise ValueError("`X` has no observed cell (all NaN); nothing to fit.")
+        self.loss_ = self._resolve_loss(X)
+        self.factorization_ = fit_logistic_factors(
+            X, rank=self.rank, ridge=self.ridge, biases=self.biases, loss=self.loss_,
+            max_iter=self.max_iter, tol=self.tol, random_state=self.random_state,
+        )
+        self.example_factors_ = self.factorization_.example_factors
+        self.example_bias_ = self.factorization_.example_bias
+        self.n_iter_ = int(self.factorization_.n_iter)
+        return self
+
+    def predict_scores(self, X):
+        """Predicted score of every cell (observed ones included) for the rows of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_models, n_examples)
+            Scores of (possibly new) models on the fitted examples; NaN marks a missing cell.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_models, n_examples)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, ensure_all_finite="allow-nan", dtype=float, reset=False)
+        if self.loss_ == "logistic":
+            obs = X[~np.isnan(X)]
+            if obs.size and (obs.min() < 0 or obs.max() > 1):
+                raise ValueError(
+                    "`X` must lie in [0, 1] for the logistic model this completer was fitted with."
+                )
+        U, a = fit_model_factors(
+            X, self.example_factors_, self.example_bias_, ridge=self.ridge, biases=self.biases,
+            loss=self.loss_,
+        )
+        eta = U @ self.example_factors_.T + a[:, None] + self.example_bias_[None, :]
+        return sigmoid(eta) if self.loss_ == "logistic" else eta
+
+    def transform(self, X):
+        """Return ``X`` with every NaN replaced by its predicted score.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_models, n_examples)
+
+        Returns
+        -------
+        X_filled : ndarray of shape (n_models, n_examples)
+        """
+        pred = self.predict_scores(X)
+        X = validate_data(self, X, ensure_all_finite="allow-nan", dtype=float, reset=False)
+        return np.where(np.isnan(X), pred, X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags

@@ -1,0 +1,586 @@
+"""PULSE (Tolochinsky, Tenzer & Romano 2026) and the Naive-Pooling baseline.
+
+Both share the UCB-E backbone, the uniform batch design and the low-rank logistic model of
+:mod:`.lowrank` (example factors frozen from side information, model factors refitted every
+``refit_every`` steps, only for the models that received new scores). They differ in the
+estimate of each model's mean:
+
+- PULSE averages the one-step AIPW estimates
+  ``theta = (1/n)[sum_{O_i} S + lambda sum_{U_i} S_hat + sum_{j in J} (S_j - lambda S_hat_j) / pi]``
+  with ``pi = |J| / |U_i|`` and ``lambda``, ``S_hat`` fixed before ``J`` is drawn, so that
+  ``E[theta | past] = mu_i`` exactly (Lemma 1);
+- Naive-Pooling uses ``(1/n)[sum_{O_i} S + sum_{U_i} S_hat]`` (biased).
+
+Bookkeeping (all O(1) per model, O(B r + m) per step): per model the count and sum of observed
+scores, and, for the *current* predictions, ``tot_i = sum_j S_hat_ij`` and
+``obs_i = sum_{j in O_i} S_hat_ij`` (and the same for ``S_hat^2``). Both are recomputed exactly for
+a model whenever its factors are refitted, and ``obs_i`` grows by the current predictions of each
+new batch, so ``sum_{U_i} S_hat = tot_i - obs_i`` always uses the current predictions (the stale
+running sum that biases public research code cannot occur).
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
+
+from ._base import _COMMON_ATTRS_DOC, _COMMON_PARAMS_DOC, _argmax, _BaseStrategy
+from .._validation import check_level
+from ._checks import check_binary
+from .oracles import MatrixOracle
+from .lowrank import (
+    LowRankFactorization,
+    _Cells,
+    _design,
+    _newton_rows_sparse,
+    _outer_flat,
+    fit_logistic_factors,
+    sigmoid,
+)
+
+__all__ = ["PULSE", "NaivePooling", "freedman_radius"]
+
+_BINARY_HINT = "Pass fractional_scores=True to fit fractional targets in [0, 1]."
+
+
+def freedman_radius(n_pulls, variance, delta):
+    """Half-width of Theorem 1's confidence interval (Freedman/Bernstein martingale bound).
+
+    Solves ``2 exp(-K eps^2 / (2 (v + 2 eps / 3))) = delta`` for ``eps``, where ``K`` is the
+    number of one-step estimates averaged and ``v`` bounds the average conditional variance of one
+    estimate (``Var(Z) / n^2`` in the paper's notation; the increments are bounded by 2).
+
+    Parameters
+    ----------
+    n_pulls : array-like of int
+    variance : array-like of float
+    delta : float in (0, 1)
+
+    Returns
+    -------
+    eps : ndarray
+
+    Examples
+    --------
+    >>> from sklearn_riskcontrol.bandits import freedman_radius
+    >>> float(freedman_radius(100, 0.25, 0.05).round(4))
+    0.1626
+    """
+    K = np.asarray(n_pulls, dtype=float)
+    v = np.asarray(variance, dtype=float)
+    L = np.log(2.0 / delta)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        eps = (4.0 * L / 3.0 + np.sqrt((4.0 * L / 3.0) ** 2 + 8.0 * K * L * v)) / (2.0 * K)
+    return np.where(K > 0, eps, np.inf)
+
+
+def _is_factorization(obj):
+    return isinstance(obj, LowRankFactorization)
+
+
+class _LowRankBandit(_BaseStrategy):
+    """Shared state and refits of PULSE and Naive-Pooling."""
+
+    _parameter_constraints = {
+        **_BaseStrategy._parameter_constraints,
+        "exploration": [Interval(Real, 0, None, closed="left")],
+        "n_warmup": [Interval(Integral, 1, None, closed="left")],
+        "refit_every": [Interval(Integral, 1, None, closed="left")],
+        "rank": [Interval(Integral, 0, None, closed="left")],
+        "ridge": [Interval(Real, 0, None, closed="neither")],
+        "biases": ["boolean"],
+        "fractional_scores": ["boolean"],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+    }
+    _needs_binary = True
+
+    def __init__(
+        self,
+        *,
+        budget=0.1,
+        batch_size=64,
+        exploration=1.0,
+        n_warmup=1,
+        refit_every=1000,
+        rank=8,
+        ridge=1.0,
+        biases=True,
+        fractional_scores=False,
+        max_iter=30,
+        random_state=None,
+        verbose=0,
+        warm_start=False,
+    ):
+        self.budget = budget
+        self.batch_size = batch_size
+        self.exploration = exploration
+        self.n_warmup = n_warmup
+        self.refit_every = refit_every
+        self.rank = rank
+        self.ridge = ridge
+        self.biases = biases
+        self.fractional_scores = fractional_scores
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+
+    # ------------------------------------------------------------------ set-up
+    def _init_run(self, st, side):
+        m, n = st.m, st.n
+        w = self.batch_size * self.n_warmup
+        need = int(np.minimum(st.n_avail, w).sum())
+        if need > st.budget:
+            raise ValueError(
+                f"`budget`={st.budget} is smaller than the warm-up, which scores "
+                f"n_warmup * batch_size = {w} examples of each of the {m} models ({need} "
+                "evaluations); raise the budget or lower batch_size / n_warmup."
+            )
+        if isinstance(self.oracle_, MatrixOracle) and not self.fractional_scores:
+            check_binary(self.oracle_.scores, "scores", hint=_BINARY_HINT)
+        st.frozen = side is not None
+        if side is None:
+            st.fact = None
+        elif _is_factorization(side):
+            st.fact = side
+        elif hasattr(side, "factorization_"):  # a fitted LowRankScoreCompleter
+            st.fact = side.factorization_
+        else:
+            if not self.fractional_scores:
+                check_binary(side, "side_scores", hint=_BINARY_HINT)
+            st.fact = fit_logistic_factors(
+                side, rank=self.rank, ridge=self.ridge, biases=self.biases,
+                max_iter=self.max_iter, random_state=st.rng,
+            )
+        if st.frozen:
+            if st.fact.loss != "logistic":
+                raise ValueError("The side-information factorization must use the logistic loss.")
+            self._set_example_side(st, st.fact.example_factors, st.fact.example_bias)
+        else:
+            st.r = self.rank
+            st.d = self.rank + int(self.biases)
+        st.W = np.zeros((m, st.d))  # [u_i, a_i]
+        st.tot = np.zeros(m)
+        st.tot2 = np.zeros(m)
+        st.op = np.zeros(m)
+        st.op2 = np.zeros(m)
+        st.dirty = np.zeros(m, dtype=bool)
+        st.since_refit = 0
+        st.n_refits = 0
+        st.index = np.full(m, -np.inf)
+        st.key = np.full(m, -np.inf)  # estimate used for the best model (-inf: no estimate)
+        self._init_estimates(st)
+        for i in range(m):
+            b = int(min(w, st.n_avail[i]))
+            st.queue.append((i, st.draw_uniform(i, b), "warmup"))
+
+    def _set_example_side(self, st, V, b):
+        st.r = V.shape[1]
+        st.biases = bool(self.biases)  # intercept a_i per tested model
+        st.X = _design(V, st.biases)
+        b = np.asarray(b, dtype=float)
+        st.off = b if np.any(b != 0) else None  # frozen example biases b_j
+        st.XX = _outer_flat(st.X)
+        st.d = st.X.shape[1]
+
+    def _cells(self, st, rows):
+        idx = [st.observed(i) for i in rows]
+        lens = np.fromiter((len(x) for x in idx), dtype=np.int64, count=len(idx))
+        indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum(lens, out=indptr[1:])
+        cols = np.concatenate(idx) if idx else np.zeros(0, dtype=np.int64)
+        rr = np.repeat(np.asarray(rows, dtype=np.int64), lens)
+        y = self.oracle_.cached_scores_[rr, cols]
+        return _Cells(indptr, cols, y, st.n)
+
+    def _refit(self, st, rows=None):
+        """Refit the model factors (and, without side information, the example factors)."""
+        if not st.frozen:
+            Y = np.full((st.m, st.n), np.nan)
+            for i in range(st.m):
+                J = st.observed(i)
+                Y[i, J] = self.oracle_.cached_scores_[i, J]
+            init = "svd" if st.fact is None else st.fact
+            st.fact = fit_logistic_factors(
+                Y, rank=self.rank, ridge=self.ridge, biases=self.biases,
+                max_iter=self.max_iter, init=init, random_state=st.rng,
+            )
+            self._set_example_side(st, st.fact.example_factors, st.fact.example_bias)
+            st.W = (
+                np.hstack([st.fact.model_factors, st.fact.model_bias[:, None]])
+                if st.biases
+                else st.fact.model_factors.copy()
+            )
+            rows = np.arange(st.m)
+        else:
+            rows = np.flatnonzero(st.dirty) if rows is None else np.asarray(rows)
+            if rows.size == 0:
+                return
+            cells = self._cells(st, rows)
+            st.W[rows] = _newton_rows_sparse(
+                cells, st.X, st.off, st.W[rows], self.ridge, "logistic", 25, 1e-6, XX=st.XX
+            )
+        self._recompute_totals(st, rows)
+        st.dirty[rows] = False
+        st.since_refit = 0
+        st.n_refits += 1
+        if self.verbose >= 2:
+            print(f"[{type(self).__name__}] refit {st.n_refits}: {rows.size} model(s)", flush=True)
+
+    def _recompute_totals(self, st, rows):
+        chunk = max(1, 2_000_000 // max(st.n, 1))
+        for s in range(0, rows.size, chunk):
+            R = rows[s : s + chunk]
+            eta = st.W[R] @ st.X.T
+            if st.off is not None:
+                eta += st.off
+            P = sigmoid(eta)
+            if st.avail is not None:
+                P *= st.avail[R]
+            st.tot[R] = P.sum(1)
+            st.tot2[R] = np.einsum("ij,ij->i", P, P)
+        cells = self._cells(st, rows)
+        if cells.y.size:
+            Sh = self._predict_cells(st, rows[cells.rows], cells.indices)
+            st.op[rows] = cells.row_sums(Sh)
+            st.op2[rows] = cells.row_sums(Sh * Sh)
+        else:
+            st.op[rows] = 0.0
+            st.op2[rows] = 0.0
+        self._after_totals(st, rows)
+
+    def _predict_cells(self, st, rows, cols):
+        eta = np.einsum("cd,cd->c", st.W[rows], st.X[cols])
+        if st.off is not None:
+            eta += st.off[cols]
+        return sigmoid(eta)
+
+    def _predict_row(self, st, i, J):
+        eta = st.X[J] @ st.W[i]
+        if st.off is not None:
+            eta += st.off[J]
+        return sigmoid(eta)
+
+    def _end_warmup(self, st):
+        self._refit(st, np.arange(st.m))
+        self._refresh_index(st, np.arange(st.m))
+
+    def _refresh_index(self, st, rows):
+        est = self._estimate(st, rows)
+        full = st.counts[rows] >= st.n_avail[rows]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            bonus = np.sqrt(self.exploration / st.counts[rows])
+        st.index[rows] = np.where(full | (st.counts[rows] == 0), -np.inf, est + bonus)
+        st.key[rows] = np.where(st.counts[rows] > 0, est, -np.inf)
+
+    def _choose(self, st):
+        if st.since_refit >= self.refit_every:
+            self._refit(st)
+        i = _argmax(st.index, st.priority)
+        if st.index[i] == -np.inf:
+            return None, 0
+        b = int(min(self.batch_size, st.budget - st.n_used, st.n_avail[i] - st.counts[i]))
+        return i, b
+
+    def _add_batch(self, st, i, J, values, Sh):
+        b = J.size
+        st.n_used += b
+        st.counts[i] += b
+        st.sums[i] += float(values.sum())
+        st.op[i] += float(Sh.sum())
+        st.op2[i] += float(Sh @ Sh)
+        st.dirty[i] = True
+
+    def _best(self, st):
+        return _argmax(st.key, st.priority)
+
+    def _finalize_extra(self, st):
+        if st.warmup_done and st.r is not None:
+            r = st.r
+            W = st.W
+            self.factorization_ = LowRankFactorization(
+                W[:, :r].copy(),
+                st.X[:, :r].copy(),
+                W[:, r].copy() if st.biases else np.zeros(st.m),
+                st.off.copy() if st.off is not None else np.zeros(st.n),
+                "logistic",
+            )
+        self.n_refits_ = int(st.n_refits)
+
+
+_LOWRANK_PARAMS_DOC = """\
+    exploration : float, default=1.0
+        Exploration parameter ``a`` of the index ``estimate_i + sqrt(a / |O_i|)``.
+    n_warmup : int, default=1
+        Warm-up batches per model (``T0``): every model first scores ``n_warmup * batch_size``
+        uniformly drawn examples.
+    refit_every : int, default=1000
+        Refit the low-rank model every ``refit_every`` steps (``tau``), for the models that
+        received new scores since the last refit.
+    rank : int, default=8
+        Rank of the logistic factorization fitted on ``side_scores`` (or, without side
+        information, on the observed cells). Ignored when ``side_scores`` is already a
+        factorization.
+    ridge : float, default=1.0
+        Ridge penalty of the factorization (``ridge / 2`` times the squared norms of the factors
+        and biases; the paper's ``lambda / (2 (m + n))`` on the mean cross-entropy corresponds to
+        ``ridge = lambda |Omega| / (m + n)``).
+    biases : bool, default=True
+        Add a bias per model and per example to ``u_i . v_j`` (False gives the paper's model).
+    fractional_scores : bool, default=False
+        Allow scores in [0, 1] (fractional cross-entropy targets); by default scores must be
+        binary, as the logistic model assumes.
+    max_iter : int, default=30
+        Alternating sweeps when fitting the example factors."""
+
+
+class PULSE(_LowRankBandit):
+    __doc__ = f"""PULSE: prediction-powered unbiased low-rank sequential evaluation.
+
+    UCB-E over models in which each model's mean is estimated by averaging one-step
+    doubly-robust (AIPW) estimates that use low-rank predictions ``S_hat`` of the unscored cells:
+    each estimate is exactly unbiased whatever the predictions (Lemma 1 of the paper), and
+    informative predictions shrink its variance, so fewer evaluations are needed to find the best
+    model. Predictions come from a logistic factorization whose example factors are fitted once
+    on ``side_scores`` (other models on the same examples) and frozen; the model factors are
+    refitted every ``refit_every`` steps. The weight ``lambda`` of the predictions is tuned per
+    step from past residuals (Step 3 / App. A.5), and :meth:`confidence_intervals` gives
+    Theorem 1's finite-sample intervals.
+
+    Parameters
+    ----------
+{_COMMON_PARAMS_DOC.format(batch=64)}
+{_LOWRANK_PARAMS_DOC}
+
+    Attributes
+    ----------
+{_COMMON_ATTRS_DOC}
+    n_pulls_ : ndarray of shape (n_models,)
+        Number of one-step estimates averaged per model (warm-up included).
+    lambdas_ : ndarray of shape (n_models,)
+        Weight ``lambda`` used at each model's last step.
+    factorization_ : LowRankFactorization
+        The current low-rank model (model factors of the tested models, frozen example factors).
+    n_refits_ : int
+
+    See Also
+    --------
+    UCBE : the same bandit without predictions.
+    NaivePooling : plugs the predictions in without debiasing (biased).
+
+    References
+    ----------
+    E. Tolochinsky, Y. Tenzer, Y. Romano, "Valid best-model identification for LLM evaluation via
+    low-rank factorization", arXiv:2605.10405, 2026.
+
+    Examples
+    --------
+    >>> from sklearn_riskcontrol.bandits import PULSE, make_score_matrix
+    >>> data = make_score_matrix(n_models=40, n_examples=600, n_side_models=60, gap=0.05,
+    ...                          random_state=0)
+    >>> pulse = PULSE(budget=0.25, batch_size=16, refit_every=20, rank=4, random_state=0)
+    >>> pulse = pulse.fit(data.scores, side_scores=data.side_scores)
+    >>> pulse.best_index_ == data.best_index
+    True
+    >>> lo, hi = pulse.confidence_intervals(0.05)[data.best_index]
+    >>> bool(lo <= data.means[data.best_index] <= hi)
+    True
+    """
+
+    def _init_estimates(self, st):
+        m = st.m
+        st.theta_sum = np.zeros(m)
+        st.n_theta = np.zeros(m, dtype=np.int64)
+        st.z_sum = np.zeros(m)
+        st.z_cnt = np.zeros(m, dtype=np.int64)
+        st.v_sum = np.zeros(m)  # sum of within-batch estimates of Var(theta | past)
+        st.v_ok = np.ones(m, dtype=bool)  # all batches had >= 2 draws
+        st.theta_sq = np.zeros(m)
+        st.lam = np.full(m, np.nan)
+
+    def _after_totals(self, st, rows):
+        pass
+
+    def _estimate(self, st, rows):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mu = st.theta_sum[rows] / st.n_theta[rows]
+            exact = st.sums[rows] / st.n_avail[rows]
+        return np.where(st.counts[rows] >= st.n_avail[rows], exact, mu)
+
+    def _lambda(self, st, i, F, Phi, N):
+        if st.z_cnt[i] == 0 or Phi <= 0:
+            return 1.0
+        zbar = st.z_sum[i] / st.z_cnt[i]
+        return float(np.clip(1.0 - F * zbar / (N * Phi), 0.0, 1.0))
+
+    def _plan_step(self, st):
+        i, b = self._choose(st)
+        if i is None:
+            return None
+        N = int(st.n_avail[i] - st.counts[i])
+        F = st.tot[i] - st.op[i]
+        Phi = st.tot2[i] - st.op2[i]
+        lam = self._lambda(st, i, F, Phi, N)
+        J = st.draw_uniform(i, b)
+        return i, J, (lam, F, N)
+
+    def _one_step(self, st, i, values, Sh, lam, F, N):
+        """One-step AIPW estimate and a within-batch estimate of its conditional variance."""
+        b = values.size
+        n_i = st.n_avail[i]
+        resid = values - lam * Sh
+        Z = resid.sum() * N / b
+        theta = (st.sums[i] + lam * F + Z) / n_i
+        if b >= N:
+            var = 0.0
+        elif b >= 2:
+            var = N * N * (1.0 - b / N) * resid.var(ddof=1) / b / (n_i * n_i)
+        else:
+            var = np.nan
+        return theta, Z, var
+
+    def _update(self, st, i, J, values, ctx):
+        if ctx == "warmup":
+            N = int(st.n_avail[i] - st.counts[i])
+            Sh = np.zeros(J.size)
+            theta, _, var = self._one_step(st, i, values, Sh, 0.0, 0.0, N)
+            self._record_theta(st, i, theta, var)
+            st.n_used += J.size
+            st.counts[i] += J.size
+            st.sums[i] += float(values.sum())
+            st.key[i] = st.theta_sum[i] / st.n_theta[i]
+            return
+        lam, F, N = ctx
+        Sh = self._predict_row(st, i, J)
+        theta, Z, var = self._one_step(st, i, values, Sh, lam, F, N)
+        self._record_theta(st, i, theta, var)
+        st.z_sum[i] += Z
+        st.z_cnt[i] += 1
+        st.lam[i] = lam
+        self._add_batch(st, i, J, values, Sh)
+        st.since_refit += 1
+        self._refresh_index(st, np.array([i]))
+
+    def _record_theta(self, st, i, theta, var):
+        st.theta_sum[i] += theta
+        st.theta_sq[i] += theta * theta
+        st.n_theta[i] += 1
+        if np.isnan(var):
+            st.v_ok[i] = False
+        else:
+            st.v_sum[i] += var
+
+    def _current_means(self, st):
+        rows = np.arange(st.m)
+        est = self._estimate(st, rows)
+        return np.where(st.n_theta > 0, est, np.nan)
+
+    def _finalize_extra(self, st):
+        super()._finalize_extra(st)
+        self.n_pulls_ = st.n_theta.copy()
+        self.lambdas_ = st.lam.copy()
+
+    def confidence_intervals(self, delta=0.05, *, simultaneous=True):
+        """Finite-sample confidence intervals for every model's mean (Theorem 1).
+
+        For model ``i`` with ``K`` one-step estimates, the half-width solves
+        ``2 exp(-K eps^2 / (2 (v + 2 eps / 3))) = delta'`` (Freedman's inequality, increments
+        bounded by 2), where ``v`` is the average conditional variance of one estimate, estimated
+        without bias from the spread of the residuals inside each batch (or, with batches of one
+        example, from the spread of the estimates). With ``simultaneous=True`` a union bound over
+        the models and the possible numbers of pulls, ``delta' = delta / (n_models * K_max)``,
+        makes the intervals hold for all models at once. A fully scored model gets its exact mean.
+
+        Parameters
+        ----------
+        delta : float in (0, 1), default=0.05
+            Failure probability.
+        simultaneous : bool, default=True
+
+        Returns
+        -------
+        intervals : ndarray of shape (n_models, 2)
+            Lower and upper bounds, clipped to [0, 1].
+        """
+        check_is_fitted(self, "means_")
+        delta = check_level(delta, "delta")
+        st = self._state
+        K = st.n_theta.astype(float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            v_batch = st.v_sum / K
+            v_spread = (st.theta_sq - K * (st.theta_sum / K) ** 2) / (K - 1)
+        v = np.where(st.v_ok, v_batch, np.where(K >= 2, np.maximum(v_spread, 0.0), 1.0))
+        d = delta
+        if simultaneous:
+            d = delta / (st.m * max(int(st.step) + 1, 1))
+        eps = freedman_radius(K, v, d)
+        mu = self.means_
+        lo = np.clip(mu - eps, 0.0, 1.0)
+        hi = np.clip(mu + eps, 0.0, 1.0)
+        full = st.counts >= st.n_avail
+        lo = np.where(full, mu, np.where(K > 0, lo, 0.0))
+        hi = np.where(full, mu, np.where(K > 0, hi, 1.0))
+        return np.column_stack([lo, hi])
+
+
+class NaivePooling(_LowRankBandit):
+    __doc__ = f"""Naive-Pooling baseline: UCB-E on ``(sum_O S + sum_U S_hat) / n`` (biased).
+
+    Same bandit, batch design and low-rank model as :class:`PULSE`, but the predictions of the
+    unscored cells are plugged in as if they were true scores. When the predictions are biased
+    the estimate is biased too, which is what PULSE's correction removes; kept as a baseline.
+
+    Parameters
+    ----------
+{_COMMON_PARAMS_DOC.format(batch=64)}
+{_LOWRANK_PARAMS_DOC}
+
+    Attributes
+    ----------
+{_COMMON_ATTRS_DOC}
+    factorization_ : LowRankFactorization
+    n_refits_ : int
+
+    Examples
+    --------
+    >>> from sklearn_riskcontrol.bandits import NaivePooling, make_score_matrix
+    >>> data = make_score_matrix(n_models=30, n_examples=500, n_side_models=50, random_state=0)
+    >>> naive = NaivePooling(budget=0.2, batch_size=16, refit_every=20, rank=4, random_state=0)
+    >>> naive.fit(data.scores, side_scores=data.side_scores).means_.shape
+    (30,)
+    """
+
+    def _init_estimates(self, st):
+        pass
+
+    def _after_totals(self, st, rows):
+        self._refresh_index(st, rows)
+
+    def _estimate(self, st, rows):
+        return (st.sums[rows] + st.tot[rows] - st.op[rows]) / st.n_avail[rows]
+
+    def _plan_step(self, st):
+        i, b = self._choose(st)
+        if i is None:
+            return None
+        return i, st.draw_uniform(i, b), None
+
+    def _update(self, st, i, J, values, ctx):
+        if ctx == "warmup":
+            st.n_used += J.size
+            st.counts[i] += J.size
+            st.sums[i] += float(values.sum())
+            st.key[i] = st.sums[i] / st.counts[i]
+            return
+        Sh = self._predict_row(st, i, J)
+        self._add_batch(st, i, J, values, Sh)
+        st.since_refit += 1
+        self._refresh_index(st, np.array([i]))
+
+    def _current_means(self, st):
+        rows = np.arange(st.m)
+        if not st.warmup_done:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.where(st.counts > 0, st.sums / np.maximum(st.counts, 1), np.nan)
+        return self._estimate(st, rows)

@@ -1,0 +1,229 @@
+"""BestModelSelector: pick the best of several candidate estimators within an evaluation budget."""
+
+from numbers import Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context, clone
+from sklearn.exceptions import NotFittedError
+from sklearn.utils import get_tags
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import _num_samples, check_array, check_is_fitted, column_or_1d
+
+from ._pulse import PULSE
+from .oracles import EstimatorOracle
+
+__all__ = ["BestModelSelector"]
+
+
+def _is_fitted(est):
+    try:
+        check_is_fitted(est)
+    except NotFittedError:
+        return False
+    except TypeError:  # not a scikit-learn estimator: assume it is ready to predict
+        return True
+    return True
+
+
+def _best_has(attr):
+    def check(self):
+        if hasattr(self, "best_estimator_"):
+            return hasattr(self.best_estimator_, attr)
+        return all(hasattr(e, attr) for e in self.estimators)
+
+    return check
+
+
+class BestModelSelector(MetaEstimatorMixin, BaseEstimator):
+    """Find the best of several candidate models on a pool of examples, within a budget.
+
+    Each candidate is a bandit arm; scoring candidate ``i`` on example ``j`` (one prediction and
+    one per-example score) is one evaluation. ``fit(X, y)`` runs ``strategy`` (default
+    :class:`PULSE`) on an :class:`EstimatorOracle` built from the candidates and the pool
+    ``(X, y)``, and keeps the candidate it identifies as best; ``predict`` and the other
+    prediction methods delegate to it, so the selector drops into a ``Pipeline``.
+
+    Fitted candidates are used as they are and never refitted (wrap them in
+    ``sklearn.frozen.FrozenEstimator`` to keep them fitted through ``clone``, e.g. in
+    ``GridSearchCV``). If some candidates are not fitted, ``(X, y)`` is split: clones of the
+    unfitted candidates are fitted on one part and every candidate is evaluated on the other
+    (``calib_size``), like ``TunedThresholdClassifierCV``.
+
+    Parameters
+    ----------
+    estimators : list of estimators
+        The candidate models.
+    strategy : estimator or None, default=None
+        A best-model strategy (:class:`PULSE`, :class:`UCBE`, :class:`UCBELRF`, ...); it is
+        cloned before fitting. ``None`` uses ``PULSE(budget=0.3, batch_size=b, refit_every=10,
+        rank=2, fractional_scores=True)`` with ``b = min(16, n_pool // 4)`` (at least 1).
+    scoring : callable or None, default=None
+        Per-example score ``scoring(y_true, y_pred) -> array in [0, 1]`` (higher = better);
+        ``None`` means correctness ``1{y_pred == y_true}``.
+    response_method : {"predict", "predict_proba", "decision_function"}, default="predict"
+        Method whose output is given to ``scoring``.
+    calib_size : float in (0, 1), default=0.5
+        Fraction of ``(X, y)`` used as the evaluation pool when some candidate must be fitted.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the split and the default strategy.
+
+    Attributes
+    ----------
+    estimators_ : list of estimators
+        The fitted candidates.
+    best_index_ : int
+    best_estimator_ : estimator
+    strategy_ : estimator
+        The fitted strategy (``means_``, ``history_``, ``n_evaluations_``, and for PULSE
+        ``confidence_intervals``).
+    means_ : ndarray of shape (n_candidates,)
+        Estimated mean score of each candidate on the pool.
+    n_evaluations_ : int
+    oracle_ : EstimatorOracle
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+    classes_ : ndarray
+        Copied from the best estimator when it has them.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> from sklearn_riskcontrol.bandits import BestModelSelector, UCBE
+    >>> X, y = make_classification(2000, n_informative=5, random_state=0)
+    >>> candidates = [DecisionTreeClassifier(max_depth=d, random_state=0).fit(X[:1000], y[:1000])
+    ...               for d in (1, 2, 4, 8)] + [LogisticRegression().fit(X[:1000], y[:1000])]
+    >>> sel = BestModelSelector(candidates, strategy=UCBE(budget=0.5, batch_size=20,
+    ...                                                   random_state=0))
+    >>> sel = sel.fit(X[1000:], y[1000:])
+    >>> sel.best_estimator_ is candidates[sel.best_index_], sel.n_evaluations_
+    (True, 2500)
+    >>> sel.predict(X[:3]).shape
+    (3,)
+    """
+
+    _parameter_constraints = {
+        "estimators": [list],
+        "strategy": [None, HasMethods(["fit"])],
+        "scoring": [None, callable],
+        "response_method": [StrOptions({"predict", "predict_proba", "decision_function"})],
+        "calib_size": [Interval(Real, 0, 1, closed="neither")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, estimators, *, strategy=None, scoring=None, response_method="predict",
+                 calib_size=0.5, random_state=None):
+        self.estimators = estimators
+        self.strategy = strategy
+        self.scoring = scoring
+        self.response_method = response_method
+        self.calib_size = calib_size
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y, *, side_scores=None):
+        """Identify the best candidate on the pool ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        side_scores : array-like of shape (n_side_models, n_pool), default=None
+            Scores of other models on the same pool examples, passed to the strategy.
+
+        Returns
+        -------
+        self
+        """
+        from sklearn.model_selection import train_test_split
+
+        if len(self.estimators) == 0:
+            raise ValueError("`estimators` is empty; pass at least one candidate model.")
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None: the "
+                "candidates are scored against the labels."
+            )
+        if not all(get_tags(e).input_tags.allow_nan for e in self.estimators):
+            # validate only (X is passed to the candidates untouched: DataFrames keep their names)
+            check_array(X, accept_sparse=True, dtype=None, ensure_all_finite=True, ensure_2d=False,
+                        input_name="X")
+        n = _num_samples(X)
+        if n < 2:
+            raise ValueError(f"At least 2 samples are required to select a model; got n_samples = {n}.")
+        y = column_or_1d(y, warn=True)
+        fitted = [_is_fitted(e) for e in self.estimators]
+        if all(fitted):
+            estimators, X_pool, y_pool = list(self.estimators), X, y
+        else:
+            X_fit, X_pool, y_fit, y_pool = train_test_split(
+                X, y, test_size=self.calib_size, random_state=self.random_state
+            )
+            estimators = [
+                e if ok else clone(e).fit(X_fit, y_fit) for e, ok in zip(self.estimators, fitted)
+            ]
+        n_pool = _num_samples(X_pool)
+        oracle = EstimatorOracle(
+            estimators, X_pool, y_pool, scoring=self.scoring, response_method=self.response_method
+        )
+        if self.strategy is None:
+            b = max(1, min(16, n_pool // 4))
+            strategy = PULSE(budget=0.3, batch_size=b, refit_every=10, rank=2,
+                             fractional_scores=True, random_state=self.random_state)
+        else:
+            strategy = clone(self.strategy)
+        self.strategy_ = strategy.fit(oracle, side_scores=side_scores)
+        self.estimators_ = estimators
+        self.oracle_ = oracle
+        self.best_index_ = int(self.strategy_.best_index_)
+        self.best_estimator_ = estimators[self.best_index_]
+        self.means_ = self.strategy_.means_
+        self.n_evaluations_ = self.strategy_.n_evaluations_
+        for attr in ("n_features_in_", "feature_names_in_", "classes_"):
+            if hasattr(self.best_estimator_, attr):
+                setattr(self, attr, getattr(self.best_estimator_, attr))
+        return self
+
+    @available_if(_best_has("predict"))
+    def predict(self, X):
+        """Predictions of the selected model."""
+        check_is_fitted(self)
+        return self.best_estimator_.predict(X)
+
+    @available_if(_best_has("predict_proba"))
+    def predict_proba(self, X):
+        """Class probabilities of the selected model."""
+        check_is_fitted(self)
+        return self.best_estimator_.predict_proba(X)
+
+    @available_if(_best_has("predict_log_proba"))
+    def predict_log_proba(self, X):
+        """Log class probabilities of the selected model."""
+        check_is_fitted(self)
+        return self.best_estimator_.predict_log_proba(X)
+
+    @available_if(_best_has("decision_function"))
+    def decision_function(self, X):
+        """Decision function of the selected model."""
+        check_is_fitted(self)
+        return self.best_estimator_.decision_function(X)
+
+    @available_if(_best_has("score"))
+    def score(self, X, y, **kwargs):
+        """The selected model's ``score``."""
+        check_is_fitted(self)
+        return self.best_estimator_.score(X, y, **kwargs)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        if self.estimators:
+            sub = get_tags(self.estimators[0])
+            tags.estimator_type = sub.estimator_type
+            tags.classifier_tags = sub.classifier_tags
+            tags.regressor_tags = sub.regressor_tags
+            tags.target_tags.required = True
+            tags.input_tags = sub.input_tags
+            tags.input_tags.allow_nan = all(get_tags(e).input_tags.allow_nan for e in self.estimators)
+        return tags

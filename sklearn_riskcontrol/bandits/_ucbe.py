@@ -1,0 +1,297 @@
+"""UCB-E (Audibert & Bubeck; Zhou et al. Alg. 1), the observation-only bandit baseline."""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval
+from threadpoolctl import threadpool_limits
+
+from ._base import _COMMON_ATTRS_DOC, _COMMON_PARAMS_DOC, _argmax, _BaseStrategy
+
+__all__ = ["UCBE", "UCBELRF"]
+
+
+class UCBE(_BaseStrategy):
+    __doc__ = f"""UCB-E best-model identification from observed scores only.
+
+    At each step the model with the largest index ``mean_i + sqrt(exploration / |O_i|)`` is
+    scored on ``batch_size`` new examples drawn uniformly without replacement from the examples it
+    has not seen (models never scored have an infinite index; a fully scored model is never pulled
+    again and keeps its exact mean). The model with the best observed mean is returned. Each step
+    costs O(batch_size + n_models).
+
+    Parameters
+    ----------
+{_COMMON_PARAMS_DOC.format(batch=64)}
+    exploration : float, default=1.0
+        Exploration parameter ``a`` of the index.
+
+    Attributes
+    ----------
+{_COMMON_ATTRS_DOC}
+
+    See Also
+    --------
+    PULSE : the same bandit with unbiased prediction-powered estimates.
+    UCBELRF : UCB-E with a low-rank ensemble choosing the examples.
+
+    References
+    ----------
+    J.-Y. Audibert, S. Bubeck, "Best arm identification in multi-armed bandits", COLT 2010.
+    J. P. Zhou et al., "On speeding up language model evaluation", ICLR 2025.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_riskcontrol.bandits import UCBE
+    >>> rng = np.random.default_rng(0)
+    >>> p = np.linspace(0.3, 0.7, 20)
+    >>> S = (rng.uniform(size=(20, 2000)) < p[:, None]).astype(float)
+    >>> ucbe = UCBE(budget=0.3, batch_size=32, random_state=0).fit(S)
+    >>> int(ucbe.best_index_), ucbe.n_evaluations_
+    (19, 12000)
+    """
+
+    _parameter_constraints = {
+        **_BaseStrategy._parameter_constraints,
+        "exploration": [Interval(Real, 0, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        *,
+        budget=0.1,
+        batch_size=64,
+        exploration=1.0,
+        random_state=None,
+        verbose=0,
+        warm_start=False,
+    ):
+        self.budget = budget
+        self.batch_size = batch_size
+        self.exploration = exploration
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+
+    def _init_run(self, st, side):
+        st.index = np.full(st.m, np.inf)
+        st.index[st.n_avail == 0] = -np.inf
+        st.best_key = np.full(st.m, -np.inf)  # observed means, -inf for unpulled models
+
+    def _plan_step(self, st):
+        i = _argmax(st.index, st.priority)
+        if st.index[i] == -np.inf:
+            return None
+        b = min(self.batch_size, st.budget - st.n_used, int(st.n_avail[i] - st.counts[i]))
+        return i, st.draw_uniform(i, b), None
+
+    def _update(self, st, i, J, values, ctx):
+        b = J.size
+        st.n_used += b
+        st.counts[i] += b
+        st.sums[i] += float(values.sum())
+        mean = st.sums[i] / st.counts[i]
+        st.best_key[i] = mean
+        if st.counts[i] >= st.n_avail[i]:
+            st.index[i] = -np.inf
+        else:
+            st.index[i] = mean + np.sqrt(self.exploration / st.counts[i])
+
+    def _current_means(self, st):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(st.counts > 0, st.sums / np.maximum(st.counts, 1), np.nan)
+
+    def _best(self, st):
+        return _argmax(st.best_key, st.priority)
+
+
+class UCBELRF(_BaseStrategy):
+    __doc__ = f"""UCB-E-LRF: UCB-E with a low-rank ensemble choosing models and examples.
+
+    A warm-up scores ``warmup_fraction`` of all cells uniformly at random. Then an ensemble of
+    ``n_members`` rank-``rank`` ridge ALS factorizations (each leaving out a random ``drop_rate``
+    of the observed cells, see :class:`~sklearn_riskcontrol.bandits.lowrank.ALSEnsemble`) gives
+    predictions ``E_hat`` (ensemble mean) and uncertainties ``R`` (ensemble standard deviation) of
+    the unscored cells. Each step scores, for the model with the largest index
+    ``(1/n)[sum_(O_i) S + sum_(U_i) (E_hat + eta R)]``, the ``batch_size`` unscored examples with
+    the largest ``R``, and refits the ensemble (warm-started). The model maximising
+    ``(1/n)[sum_(O_i) S + sum_(U_i) E_hat]`` is returned; this estimate is biased (use
+    :class:`PULSE` for unbiased estimates and intervals). Each step costs
+    ``O(n_members * n_models * n_examples * rank^2 * n_sweeps)``: meant for matrices of up to a
+    few hundred thousand cells. Scores may be fractional in [0, 1].
+
+    Parameters
+    ----------
+{_COMMON_PARAMS_DOC.format(batch=32)}
+    eta : float, default=5.0
+        Weight of the uncertainty in the index.
+    warmup_fraction : float in (0, 1), default=0.05
+        Fraction of all cells scored uniformly at random before the active phase (counts toward
+        the budget).
+    rank : int, default=1
+    n_members : int, default=64
+        Ensemble size ``K``.
+    drop_rate : float, default=0.05
+        Fraction of observed cells each member leaves out.
+    ridge : float, default=0.1
+        Ridge penalty of both ALS solves.
+    n_sweeps : int, default=10
+        ALS sweeps per (re)fit.
+
+    Attributes
+    ----------
+{_COMMON_ATTRS_DOC}
+    predictions_ : ndarray of shape (n_models, n_examples)
+        Ensemble mean ``E_hat`` at the end of the run.
+    uncertainties_ : ndarray of shape (n_models, n_examples)
+        Ensemble standard deviation ``R``.
+
+    References
+    ----------
+    J. P. Zhou et al., "On speeding up language model evaluation", ICLR 2025.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_riskcontrol.bandits import UCBELRF
+    >>> rng = np.random.default_rng(0)
+    >>> skill, ease = rng.beta(5, 3, 40), rng.beta(4, 2, 300)    # a near rank-1 matrix
+    >>> S = (rng.uniform(size=(40, 300)) < np.outer(skill, ease)).astype(float)
+    >>> lrf = UCBELRF(budget=0.15, n_members=16, random_state=0).fit(S)
+    >>> int(lrf.best_index_) == int(np.argmax(S.mean(1))), lrf.n_evaluations_
+    (True, 1800)
+    """
+
+    _parameter_constraints = {
+        **_BaseStrategy._parameter_constraints,
+        "eta": [Interval(Real, 0, None, closed="left")],
+        "warmup_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "rank": [Interval(Integral, 1, None, closed="left")],
+        "n_members": [Interval(Integral, 1, None, closed="left")],
+        "drop_rate": [Interval(Real, 0, 1, closed="left")],
+        "ridge": [Interval(Real, 0, None, closed="neither")],
+        "n_sweeps": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        *,
+        budget=0.1,
+        batch_size=32,
+        eta=5.0,
+        warmup_fraction=0.05,
+        rank=1,
+        n_members=64,
+        drop_rate=0.05,
+        ridge=0.1,
+        n_sweeps=10,
+        random_state=None,
+        verbose=0,
+        warm_start=False,
+    ):
+        self.budget = budget
+        self.batch_size = batch_size
+        self.eta = eta
+        self.warmup_fraction = warmup_fraction
+        self.rank = rank
+        self.n_members = n_members
+        self.drop_rate = drop_rate
+        self.ridge = ridge
+        self.n_sweeps = n_sweeps
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+
+    def _init_run(self, st, side):
+        from .lowrank import ALSEnsemble
+
+        m, n = st.m, st.n
+        if side is not None and not isinstance(side, np.ndarray):
+            raise TypeError("UCBELRF needs `side_scores` as an array (it is stacked into the ensemble).")
+        st.n_side = 0 if side is None else side.shape[0]
+        st.ens = ALSEnsemble(
+            (m + st.n_side, n), rank=self.rank, n_members=self.n_members,
+            drop_rate=self.drop_rate, ridge=self.ridge, random_state=st.rng,
+        )
+        if st.n_side:
+            r, c = np.nonzero(~np.isnan(side))
+            st.ens.observe(r + m, c, side[r, c])
+        st.obs = np.zeros((m, n), dtype=bool)
+        st.free = np.ones((m, n), dtype=bool) if st.avail is None else st.avail.copy()
+        total = int(st.free.sum())
+        t0 = int(np.ceil(self.warmup_fraction * total))
+        if t0 > st.budget:
+            raise ValueError(
+                f"`budget`={st.budget} is smaller than the warm-up ({t0} evaluations = "
+                f"warmup_fraction={self.warmup_fraction} of {total} cells); raise the budget or "
+                "lower warmup_fraction."
+            )
+        cand = np.flatnonzero(st.free.ravel())
+        cells = np.sort(cand[st.rng.choice(cand.size, size=t0, replace=False)])
+        rows, cols = np.divmod(cells, n)
+        st.queue.append((rows, cols, "warmup"))
+        st.index = np.full(m, -np.inf)
+        st.est = np.full(m, -np.inf)
+
+    def _refresh(self, st):
+        E, R = st.ens.mean_std()
+        E, R = E[: st.m], R[: st.m]
+        U = st.free & ~st.obs
+        with np.errstate(invalid="ignore", divide="ignore"):
+            pred = np.einsum("ij,ij->i", U, E)
+            unc = np.einsum("ij,ij->i", U, R)
+            st.est = (st.sums + pred) / st.n_avail
+            idx = (st.sums + pred + self.eta * unc) / st.n_avail
+        st.index = np.where(st.counts >= st.n_avail, -np.inf, idx)
+        st.E, st.R = E, R
+
+    def _end_warmup(self, st):
+        with threadpool_limits(1, user_api="blas"):  # small products: threads only cost here
+            st.ens.fit(self.n_sweeps)
+            self._refresh(st)
+
+    def _plan_step(self, st):
+        i = _argmax(st.index, st.priority)
+        if st.index[i] == -np.inf:
+            return None
+        cand = np.flatnonzero(st.free[i] & ~st.obs[i])
+        b = int(min(self.batch_size, st.budget - st.n_used, cand.size))
+        r = st.R[i, cand]
+        if b < cand.size:
+            # the b largest uncertainties; ties broken at random
+            key = r + 1e-12 * st.rng.uniform(size=r.size)
+            top = np.argpartition(-key, b - 1)[:b]
+        else:
+            top = np.arange(cand.size)
+        return i, np.sort(cand[top]), None
+
+    def _update(self, st, rows, cols, values, ctx):
+        if np.ndim(rows) == 0:
+            rows = np.full(cols.size, rows)
+        st.n_used += rows.size
+        st.obs[rows, cols] = True
+        st.counts += np.bincount(rows, minlength=st.m)
+        st.sums += np.bincount(rows, weights=values, minlength=st.m)
+        st.ens.observe(rows, cols, values)
+        if ctx != "warmup":
+            with threadpool_limits(1, user_api="blas"):
+                st.ens.fit(self.n_sweeps)
+                self._refresh(st)
+
+    def _current_means(self, st):
+        if not st.warmup_done:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.where(st.counts > 0, st.sums / np.maximum(st.counts, 1), np.nan)
+        return st.est.copy()
+
+    def _best(self, st):
+        if not st.warmup_done:
+            means = self._current_means(st)
+            return _argmax(np.where(np.isnan(means), -np.inf, means), st.priority)
+        return _argmax(st.est, st.priority)
+
+    def _finalize_extra(self, st):
+        if st.warmup_done:
+            self.predictions_ = st.E.copy()
+            self.uncertainties_ = st.R.copy()

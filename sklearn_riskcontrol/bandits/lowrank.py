@@ -1,0 +1,813 @@
+"""Low-rank models of partially observed score matrices (array layer: NumPy/SciPy only).
+
+Two models are provided.
+
+**Logistic factorization** (PULSE, Tolochinsky et al. 2026, Step 1)::
+
+    P(S[i, j] = 1) = sigmoid(u_i . v_j + a_i + b_j)
+
+fitted by minimising the binary cross-entropy over the observed cells plus
+``ridge / 2 * (|U|^2 + |V|^2 + |a|^2 + |b|^2)`` (``biases=False`` drops ``a`` and ``b`` and gives
+exactly the paper's ``sigmoid(u_i . v_j)``; with biases the model equals a rank ``r + 2``
+factorization with two fixed coordinates). With the example side ``(V, b)`` frozen, every model row
+is an independent ridge-logistic regression on the features ``[v_j, 1]`` (offset ``b_j``) of its
+observed examples; :func:`fit_model_factors` solves all of them at once by vectorised Newton (IRLS)
+steps with a per-row backtracking line search. :func:`fit_logistic_factors` fits both sides by
+alternating such Newton steps (one per side per sweep). Fractional targets in ``[0, 1]`` are
+allowed (the cross-entropy stays convex). ``loss="squared"`` gives the same machinery with the
+squared loss, i.e. ridge alternating least squares.
+
+**ALS ensemble** (UCB-E-LRF, Zhou et al. 2025): :class:`ALSEnsemble` fits ``K`` rank-``r``
+least-squares factorizations ``U_k V_k^T`` of the observed cells, each with its own random
+``drop_rate`` of the cells left out, by ridge alternating least squares vectorised over members;
+the ensemble mean is the completed matrix and the ensemble standard deviation its uncertainty.
+
+The observed cells are handled densely (matrix products) when at least 20% of the matrix is
+observed and as CSR sparse matrices otherwise, so one Newton step costs
+``O(n_observed * r^2)`` either way.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._checks import check_score_matrix
+
+__all__ = [
+    "sigmoid",
+    "LowRankFactorization",
+    "fit_logistic_factors",
+    "fit_model_factors",
+    "ALSEnsemble",
+    "als_ensemble",
+]
+
+_DENSE_THRESHOLD = 0.2
+_CHUNK_CELLS = 4_000_000  # cells per dense chunk (bounds the temporaries to ~32 MB each)
+
+
+# ---------------------------------------------------------------------------------- helpers
+def _design(F, bias):
+    """Features of one side: the factors, plus a constant column when biases are fitted."""
+    if not bias:
+        return np.ascontiguousarray(F, dtype=float)
+    return np.hstack([F, np.ones((F.shape[0], 1))])
+
+
+def _logit(p):
+    return np.log(p) - np.log1p(-p)
+
+
+def _outer_flat(X):
+    d = X.shape[1]
+    return (X[:, :, None] * X[:, None, :]).reshape(X.shape[0], d * d)
+
+
+def sigmoid(x):
+    """Logistic function, ``0.5 * (1 + tanh(x / 2))`` (fast and overflow-free in float64).
+
+    Examples
+    --------
+    >>> from sklearn_riskcontrol.bandits.lowrank import sigmoid
+    >>> sigmoid([-1000.0, 0.0, 1000.0])
+    array([0. , 0.5, 1. ])
+    """
+    return 0.5 + 0.5 * np.tanh(0.5 * np.asarray(x))
+
+
+def _cell_loss(eta, y, loss):
+    if loss == "logistic":
+        # softplus(eta) - y * eta, written so that it neither overflows nor cancels
+        return np.maximum(eta, 0) - y * eta + np.log1p(np.exp(-np.abs(eta)))
+    r = eta - y
+    return 0.5 * r * r
+
+
+def _grad_weights(eta, y, loss):
+    if loss == "logistic":
+        p = sigmoid(eta)
+        return p - y, p * (1.0 - p)
+    return eta - y, np.ones_like(eta)
+
+
+def _solve_batched(H, g):
+    return np.linalg.solve(H, g[..., None])[..., 0]
+
+
+class _Cells:
+    """The observed cells of an ``R x C`` matrix in CSR order (row by row)."""
+
+    def __init__(self, indptr, indices, y, n_cols):
+        self.indptr = np.asarray(indptr, dtype=np.int64)
+        self.indices = np.asarray(indices, dtype=np.int64)
+        self.y = np.asarray(y, dtype=float)
+        self.n_rows = self.indptr.size - 1
+        self.n_cols = int(n_cols)
+        self.rows = np.repeat(np.arange(self.n_rows), np.diff(self.indptr))
+
+    @classmethod
+    def from_coo(cls, r, c, y, shape):
+        order = np.lexsort((c, r))
+        r, c, y = r[order], c[order], y[order]
+        indptr = np.zeros(shape[0] + 1, dtype=np.int64)
+        np.cumsum(np.bincount(r, minlength=shape[0]), out=indptr[1:])
+        return cls(indptr, c, y, shape[1])
+
+    def matrix(self, data):
+        return sp.csr_matrix((data, self.indices, self.indptr), shape=(self.n_rows, self.n_cols))
+
+    def transpose(self):
+        return _Cells.from_coo(self.indices, self.rows, self.y, (self.n_cols, self.n_rows))
+
+    def row_sums(self, values):
+        return np.bincount(self.rows, weights=values, minlength=self.n_rows)
+
+
+def _newton_loop(W, eta_of, obj_of, grad_hess_of, ridge, loss, n_iter, tol):
+    """Damped Newton iterations for ``R`` independent ridge GLM rows.
+
+    ``eta_of(W)`` gives the linear predictor of the observed cells, ``obj_of(eta, W)`` the
+    per-row objective and ``grad_hess_of(eta, W)`` the per-row gradient (R, d) and Hessian
+    (R, d, d). Each row takes the full Newton step, halved (for that row only) until its objective
+    does not increase; a row without any decrease keeps its coefficients.
+    """
+    R = W.shape[0]
+    W = W.copy()
+    eta = eta_of(W)
+    obj = obj_of(eta, W)
+    for _ in range(n_iter):
+        grad, H = grad_hess_of(eta, W)
+        delta = _solve_batched(H, grad)
+        if loss == "squared":  # quadratic: the Newton step is exact
+            return W - delta
+        step = np.ones(R)
+        for _ls in range(30):
+            W_new = W - step[:, None] * delta
+            eta_new = eta_of(W_new)
+            obj_new = obj_of(eta_new, W_new)
+            bad = obj_new > obj + 1e-12 * np.abs(obj)
+            if not bad.any():
+                break
+            step[bad] *= 0.5
+        bad_final = obj_new > obj
+        if bad_final.any():
+            W_new[bad_final] = W[bad_final]
+            eta_new = eta_of(W_new)
+            obj_new = obj_of(eta_new, W_new)
+        change = np.abs(W_new - W).max()
+        W, eta, obj = W_new, eta_new, obj_new
+        if change < tol:
+            break
+    return W
+
+
+def _newton_rows_sparse(cells, X, offset, W, ridge, loss, n_iter, tol, XX=None):
+    """Newton steps for ``R`` independent ridge GLM rows on CSR cells; returns the new ``W``."""
+    R, d = W.shape
+    if cells.y.size == 0:
+        return np.zeros_like(W) if n_iter else W
+    if XX is None:
+        XX = _outer_flat(X)
+    Xc = X[cells.indices]
+    offc = 0.0 if offset is None else offset[cells.indices]
+
+    def eta_of(Wt):
+        return offc + np.einsum("cd,cd->c", Wt[cells.rows], Xc)
+
+    def obj_of(eta, Wt):
+        return cells.row_sums(_cell_loss(eta, cells.y, loss)) + 0.5 * ridge * (Wt * Wt).sum(1)
+
+    def grad_hess_of(eta, Wt):
+        g, w = _grad_weights(eta, cells.y, loss)
+        grad = cells.matrix(g) @ X + ridge * Wt
+        H = (cells.matrix(w) @ XX).reshape(R, d, d) + ridge * np.eye(d)
+        return grad, H
+
+    return _newton_loop(W, eta_of, obj_of, grad_hess_of, ridge, loss, n_iter, tol)
+
+
+def _newton_rows_dense(Y, M, X, offset, W, ridge, loss, n_iter, tol, XX=None):
+    """Same as :func:`_newton_rows_sparse` for a dense ``Y`` with observation mask ``M``."""
+    R, d = W.shape
+    C = X.shape[0]
+    if XX is None:
+        XX = _outer_flat(X)
+    W = W.copy()
+    chunk = max(1, _CHUNK_CELLS // max(C, 1))
+    for s in range(0, R, chunk):
+        e = min(R, s + chunk)
+        y = Y[s:e]
+        m = None if M is None else M[s:e]
+
+        def eta_of(Wt):
+            eta = Wt @ X.T
+            return eta if offset is None else eta + offset
+
+        def obj_of(eta, Wt):
+            cl = _cell_loss(eta, y, loss)
+            if m is not None:
+                cl *= m
+            return cl.sum(1) + 0.5 * ridge * (Wt * Wt).sum(1)
+
+        def grad_hess_of(eta, Wt):
+            g, w = _grad_weights(eta, y, loss)
+            if m is not None:
+                g *= m
+                w *= m
+            H = (w @ XX).reshape(Wt.shape[0], d, d) + ridge * np.eye(d)
+            return g @ X + ridge * Wt, H
+
+        W[s:e] = _newton_loop(W[s:e], eta_of, obj_of, grad_hess_of, ridge, loss, n_iter, tol)
+    return W
+
+
+def _dense_cell_loss(E, Y, M, loss):
+    """Per-cell loss of a dense float32 predictor, with few temporaries."""
+    if loss == "squared":
+        cl = E - Y
+        np.multiply(cl, cl, out=cl)
+        cl *= 0.5
+    else:
+        cl = np.abs(E)
+        np.negative(cl, out=cl)
+        np.exp(cl, out=cl)
+        np.log1p(cl, out=cl)
+        t = np.maximum(E, 0)
+        cl += t
+        np.multiply(Y, E, out=t)
+        cl -= t
+    if M is not None:
+        cl *= M
+    return cl
+
+
+def _dense_half_step(E, CL, Y, M, X, W, ridge, loss):
+    """One Newton step for every row of the (possibly transposed) dense problem.
+
+    ``E`` is the current linear predictor (float32) and ``CL`` its per-cell loss; both are
+    updated in place. ``Y`` holds the scores, ``M`` the observation mask as 0/1 floats (or None),
+    ``X`` the other side's design (C, d) and ``W`` the coefficients being solved (R, d). Rows whose
+    full step does not decrease their objective are backtracked (only those rows are recomputed).
+    Returns the new ``W``.
+    """
+    R, d = W.shape
+    X32 = X.astype(np.float32)
+    XX32 = _outer_flat(X).astype(np.float32)
+    if loss == "logistic":
+        p = np.tanh(0.5 * E)
+        p *= 0.5
+        p += 0.5
+        w = 1.0 - p
+        w *= p
+        p -= Y
+        g = p
+    else:
+        g = E - Y
+        w = None
+    if M is not None:
+        g *= M
+        w = M if w is None else (w * M)
+    grad = (g @ X32).astype(np.float64) + ridge * W
+    if w is None:
+        H = np.broadcast_to(XX32.sum(0), (R, d * d)).astype(np.float64)
+    else:
+        H = (w @ XX32).astype(np.float64)
+    del g, w
+    H = H.reshape(R, d, d) + ridge * np.eye(d)
+    delta = _solve_batched(H, grad)
+    W_new = W - delta
+    if loss == "squared":
+        E -= delta.astype(np.float32) @ X32.T
+        CL[...] = _dense_cell_loss(E, Y, M, loss)
+        return W_new
+    old = CL.sum(axis=1, dtype=np.float64) + 0.5 * ridge * (W * W).sum(1)
+    Et = E - delta.astype(np.float32) @ X32.T
+    CLt = _dense_cell_loss(Et, Y, M, loss)
+    new = CLt.sum(axis=1, dtype=np.float64) + 0.5 * ridge * (W_new * W_new).sum(1)
+    ok = new <= old + 1e-7 * np.abs(old)
+    E[ok] = Et[ok]
+    CL[ok] = CLt[ok]
+    del Et, CLt
+    bad = np.flatnonzero(~ok)
+    step = 1.0
+    while bad.size and step > 1e-4:
+        step *= 0.5
+        Mb = None if M is None else M[bad]
+        Wb = W[bad] - step * delta[bad]
+        Eb = E[bad] - (step * delta[bad]).astype(np.float32) @ X32.T
+        CLb = _dense_cell_loss(Eb, Y[bad], Mb, loss)
+        nb = CLb.sum(axis=1, dtype=np.float64) + 0.5 * ridge * (Wb * Wb).sum(1)
+        okb = nb <= old[bad] + 1e-7 * np.abs(old[bad])
+        rows = bad[okb]
+        W_new[rows] = Wb[okb]
+        E[rows] = Eb[okb]
+        CL[rows] = CLb[okb]
+        bad = bad[~okb]
+    W_new[bad] = W[bad]  # no decrease found: keep these rows
+    return W_new
+
+
+def _fit_dense_alternating(Y, mask, U, a, V, b, biases, ridge, loss, max_iter, tol):
+    """Alternating Newton sweeps on a dense (mostly observed) matrix, float32 inner arithmetic."""
+    r = U.shape[1]
+    Y32 = np.where(mask, Y, 0.0).astype(np.float32)
+    M32 = None if mask.all() else mask.astype(np.float32)
+
+    def full_eta():
+        E = U.astype(np.float32) @ V.T.astype(np.float32)
+        E += a[:, None].astype(np.float32)
+        E += b[None, :].astype(np.float32)
+        return E
+
+    def penalty():
+        p = (U * U).sum() + (V * V).sum()
+        return p + ((a * a).sum() + (b * b).sum() if biases else 0.0)
+
+    E = full_eta()
+    CL = _dense_cell_loss(E, Y32, M32, loss)
+    obj = float(CL.sum(dtype=np.float64)) + 0.5 * ridge * penalty()
+    converged = False
+    it = 0
+    MT = None if M32 is None else M32.T
+    for it in range(1, max_iter + 1):
+        Xv = _design(V, biases)
+        W = np.hstack([U, a[:, None]]) if biases else U
+        W = _dense_half_step(E, CL, Y32, M32, Xv, W, ridge, loss)
+        U, a = (W[:, :r].copy(), W[:, r].copy()) if biases else (W, a)
+        Xu = _design(U, biases)
+        W = np.hstack([V, b[:, None]]) if biases else V
+        W = _dense_half_step(E.T, CL.T, Y32.T, MT, Xu, W, ridge, loss)
+        V, b = (W[:, :r].copy(), W[:, r].copy()) if biases else (W, b)
+        if it % 10 == 0:  # limit float32 drift of the carried predictor
+            E = full_eta()
+            CL = _dense_cell_loss(E, Y32, M32, loss)
+        new = float(CL.sum(dtype=np.float64)) + 0.5 * ridge * penalty()
+        if obj - new <= tol * max(abs(new), 1e-12):
+            obj = new
+            converged = True
+            break
+        obj = new
+    return U, a, V, b, obj, it, converged
+
+
+class _Observed:
+    """Observed cells of a matrix, dense (with mask) or sparse, plus its transpose."""
+
+    def __init__(self, Y, mask):
+        self.shape = Y.shape
+        self.n_obs = int(mask.sum())
+        self.dense = self.n_obs >= _DENSE_THRESHOLD * Y.size
+        if self.dense:
+            self.Y = np.where(mask, Y, 0.0)
+            self.M = None if self.n_obs == Y.size else mask
+            self.YT = np.ascontiguousarray(self.Y.T)
+            self.MT = None if self.M is None else np.ascontiguousarray(self.M.T)
+        else:
+            r, c = np.nonzero(mask)
+            self.cells = _Cells.from_coo(r, c, Y[r, c], Y.shape)
+            self.cellsT = self.cells.transpose()
+
+    def newton(self, side, X, offset, W, ridge, loss, n_iter, tol):
+        if self.dense:
+            Y, M = (self.Y, self.M) if side == "rows" else (self.YT, self.MT)
+            return _newton_rows_dense(Y, M, X, offset, W, ridge, loss, n_iter, tol)
+        cells = self.cells if side == "rows" else self.cellsT
+        return _newton_rows_sparse(cells, X, offset, W, ridge, loss, n_iter, tol)
+
+    def data_loss(self, eta_fn, loss):
+        if self.dense:
+            total = 0.0
+            R = self.shape[0]
+            chunk = max(1, _CHUNK_CELLS // max(self.shape[1], 1))
+            for s in range(0, R, chunk):
+                e = min(R, s + chunk)
+                cl = _cell_loss(eta_fn(slice(s, e)), self.Y[s:e], loss)
+                if self.M is not None:
+                    cl *= self.M[s:e]
+                total += cl.sum()
+            return total
+        c = self.cells
+        return _cell_loss(eta_fn((c.rows, c.indices)), c.y, loss).sum()
+
+
+# ---------------------------------------------------------------------------------- results
+class LowRankFactorization:
+    """A fitted (logistic or squared-loss) low-rank model of a score matrix.
+
+    ``eta[i, j] = model_factors[i] . example_factors[j] + model_bias[i] + example_bias[j]``;
+    predictions are ``sigmoid(eta)`` for the logistic loss and ``eta`` for the squared loss.
+
+    Attributes
+    ----------
+    model_factors : ndarray of shape (n_models, rank)
+    example_factors : ndarray of shape (n_examples, rank)
+    model_bias : ndarray of shape (n_models,)
+        Zeros when fitted with ``biases=False``.
+    example_bias : ndarray of shape (n_examples,)
+    loss : {"logistic", "squared"}
+    objective : float
+        Final value of the penalised objective (sum over observed cells).
+    n_iter : int
+        Alternating sweeps performed.
+    converged : bool
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_riskcontrol.bandits.lowrank import LowRankFactorization
+    >>> fit = LowRankFactorization(np.array([[1.0], [-1.0]]), np.array([[2.0], [0.0]]),
+    ...                            np.zeros(2), np.zeros(2), "logistic")
+    >>> fit.decision_function()
+    array([[ 2.,  0.],
+           [-2.,  0.]])
+    >>> fit.predict(rows=[0], cols=[1])
+    array([[0.5]])
+    """
+
+    def __init__(self, model_factors, example_factors, model_bias, example_bias, loss,
+                 objective=np.nan, n_iter=0, converged=True):
+        self.model_factors = model_factors
+        self.example_factors = example_factors
+        self.model_bias = model_bias
+        self.example_bias = example_bias
+        self.loss = loss
+        self.objective = objective
+        self.n_iter = n_iter
+        self.converged = converged
+
+    @property
+    def rank(self):
+        return self.model_factors.shape[1]
+
+    def decision_function(self, rows=None, cols=None):
+        """Linear predictor ``eta`` for the given model rows and example columns."""
+        U = self.model_factors if rows is None else self.model_factors[rows]
+        a = self.model_bias if rows is None else self.model_bias[rows]
+        V = self.example_factors if cols is None else self.example_factors[cols]
+        b = self.example_bias if cols is None else self.example_bias[cols]
+        return U @ V.T + a[:, None] + b[None, :]
+
+    def predict(self, rows=None, cols=None):
+        """Predicted scores (probabilities for the logistic loss)."""
+        eta = self.decision_function(rows, cols)
+        return sigmoid(eta) if self.loss == "logistic" else eta
+
+    def __repr__(self):
+        return (
+            f"LowRankFactorization(n_models={self.model_factors.shape[0]}, "
+            f"n_examples={self.example_factors.shape[0]}, rank={self.rank}, loss={self.loss!r}, "
+            f"n_iter={self.n_iter}, converged={self.converged})"
+        )
+
+
+def _check_common(rank, ridge, loss):
+    if not isinstance(rank, (int, np.integer)) or isinstance(rank, bool) or rank < 0:
+        raise ValueError(f"`rank` must be a non-negative integer; got {rank!r}.")
+    if not (np.isscalar(ridge) and np.isfinite(ridge) and ridge > 0):
+        raise ValueError(f"`ridge` must be a positive number; got {ridge!r}.")
+    if loss not in ("logistic", "squared"):
+        raise ValueError(f"`loss` must be 'logistic' or 'squared'; got {loss!r}.")
+
+
+def fit_logistic_factors(scores, *, rank=8, ridge=1.0, biases=True, loss="logistic",
+                         max_iter=100, tol=1e-4, init="svd", random_state=None):
+    """Fit a low-rank logistic (or squared-loss) factorization of a partially observed matrix.
+
+    Alternates one vectorised Newton step over all model rows (example side fixed) and one over all
+    example columns (model side fixed), each a batch of independent ridge regressions, until the
+    relative decrease of the objective falls below ``tol``.
+
+    Parameters
+    ----------
+    scores : array-like of shape (n_models, n_examples)
+        Scores in ``[0, 1]`` (binary or fractional for the logistic loss, any finite value for the
+        squared loss); NaN marks an unobserved cell.
+    rank : int, default=8
+    ridge : float, default=1.0
+        Penalty ``ridge / 2`` times the squared norms of all factors and biases.
+    biases : bool, default=True
+        Fit a bias per model and per example on top of the rank-``rank`` term.
+    loss : {"logistic", "squared"}, default="logistic"
+    max_iter : int, default=100
+        Maximum number of alternating sweeps.
+    tol : float, default=1e-4
+        Stop when a sweep decreases the objective by less than ``tol`` times its value.
+    init : {"svd", "random"} or LowRankFactorization, default="svd"
+        Starting factors: the top singular vectors of the double-centred observed matrix
+        (scaled to the logit scale), small random values, or a previous fit (warm start).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the initial factors.
+
+    Returns
+    -------
+    LowRankFactorization
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_riskcontrol.bandits.lowrank import fit_logistic_factors
+    >>> rng = np.random.default_rng(0)
+    >>> u, v = rng.normal(size=(60, 2)), rng.normal(size=(80, 2))
+    >>> P = 1 / (1 + np.exp(-2 * u @ v.T))
+    >>> S = (rng.uniform(size=P.shape) < P).astype(float)
+    >>> S[rng.uniform(size=S.shape) < 0.5] = np.nan           # half the cells unobserved
+    >>> fit = fit_logistic_factors(S, rank=2, random_state=0)
+    >>> fit.predict().shape
+    (60, 80)
+    >>> bool(np.corrcoef(fit.predict().ravel(), P.ravel())[0, 1] > 0.8)
+    True
+    """
+    from sklearn.utils import check_random_state
+
+    _check_common(rank, ridge, loss)
+    Y = check_score_matrix(scores, "scores", allow_nan=True, lower=0.0 if loss == "logistic" else None)
+    mask = ~np.isnan(Y)
+    if not mask.any():
+        raise ValueError("`scores` has no observed cell (all NaN); nothing to fit.")
+    rng = check_random_state(random_state)
+    m, n = Y.shape
+    cnt = np.maximum(mask.sum(1), 1)
+    ccnt = np.maximum(mask.sum(0), 1)
+    Y0 = np.where(mask, Y, 0.0)
+    rmean = Y0.sum(1) / cnt
+    cmean = Y0.sum(0) / ccnt
+    if loss == "logistic":
+        # additive logit start: a_i + b_j fits the row and column rates
+        lr = _logit((rmean * cnt + 0.5) / (cnt + 1.0))
+        lc = _logit((cmean * ccnt + 0.5) / (ccnt + 1.0))
+        a = lr if biases else np.zeros(m)
+        b = (lc - lc.mean()) if biases else np.zeros(n)
+        slope = 4.0
+    else:
+        a = rmean.copy() if biases else np.zeros(m)
+        b = (cmean - cmean.mean()) if biases else np.zeros(n)
+        slope = 1.0
+    if isinstance(init, LowRankFactorization):
+        if init.model_factors.shape != (m, rank) or init.example_factors.shape != (n, rank):
+            raise ValueError(
+                f"`init` has factors of shapes {init.model_factors.shape} and "
+                f"{init.example_factors.shape}; expected {(m, rank)} and {(n, rank)}."
+            )
+        U, V = init.model_factors.copy(), init.example_factors.copy()
+        if biases:
+            a, b = init.model_bias.copy(), init.example_bias.copy()
+    elif init == "svd" and rank > 0:
+        # spectral start: top singular vectors of the double-centred observed matrix
+        from sklearn.utils.extmath import randomized_svd
+
+        resid = np.where(mask, Y - rmean[:, None] - cmean[None, :] + Y0.sum() / mask.sum(), 0.0)
+        resid /= max(mask.mean(), 1e-12)
+        k = min(rank, min(m, n) - 1) if min(m, n) > 1 else 0
+        U = 0.01 * rng.standard_normal((m, rank))
+        V = 0.01 * rng.standard_normal((n, rank))
+        if k > 0:
+            Us, sv, Vt = randomized_svd(resid, k, random_state=rng)
+            root = np.sqrt(slope * sv)
+            U[:, :k] = Us * root
+            V[:, :k] = Vt.T * root
+    else:
+        U = 0.1 * rng.standard_normal((m, rank))
+        V = 0.1 * rng.standard_normal((n, rank))
+    if mask.sum() >= _DENSE_THRESHOLD * mask.size:
+        U, a, V, b, obj, it, converged = _fit_dense_alternating(
+            Y, mask, U, a, V, b, biases, ridge, loss, max_iter, tol
+        )
+        U, a, V, b = (np.ascontiguousarray(x, dtype=float) for x in (U, a, V, b))
+        return LowRankFactorization(U, V, a, b, loss, objective=float(obj), n_iter=it,
+                                    converged=converged)
+    obs = _Observed(Y, mask)
+
+    def eta_fn(idx):
+        if isinstance(idx, slice):
+            return U[idx] @ V.T + a[idx, None] + b[None, :]
+        r, c = idx
+        return np.einsum("cd,cd->c", U[r], V[c]) + a[r] + b[c]
+
+    def objective():
+        pen = (U * U).sum() + (V * V).sum() + ((a * a).sum() + (b * b).sum() if biases else 0.0)
+        return obs.data_loss(eta_fn, loss) + 0.5 * ridge * pen
+
+    obj = objective()
+    converged = False
+    it = 0
+    for it in range(1, max_iter + 1):
+        # model rows, example side fixed
+        W = np.hstack([U, a[:, None]]) if biases else U
+        W = obs.newton("rows", _design(V, biases), b if biases else None, W, ridge, loss, 1, 0.0)
+        U, a = (W[:, :rank], W[:, rank]) if biases else (W, a)
+        # example columns, model side fixed
+        W = np.hstack([V, b[:, None]]) if biases else V
+        W = obs.newton("cols", _design(U, biases), a if biases else None, W, ridge, loss, 1, 0.0)
+        V, b = (W[:, :rank], W[:, rank]) if biases else (W, b)
+        new = objective()
+        if obj - new <= tol * max(abs(new), 1e-12):
+            obj = new
+            converged = True
+            break
+        obj = new
+    U, a, V, b = (np.ascontiguousarray(x) for x in (U, a, V, b))
+    return LowRankFactorization(U, V, a, b, loss, objective=float(obj), n_iter=it, converged=converged)
+
+
+def fit_model_factors(scores, example_factors, example_bias=None, *, ridge=1.0, biases=True,
+                      loss="logistic", init=None, max_iter=25, tol=1e-6):
+    """Fit the model side of a factorization with the example side frozen.
+
+    Each row of ``scores`` is an independent ridge regression (logistic or least squares) on the
+    features ``[v_j, 1]`` (offset ``example_bias[j]``) of its observed examples, solved by
+    vectorised Newton steps over all rows.
+
+    Parameters
+    ----------
+    scores : array-like of shape (n_models, n_examples)
+        NaN marks an unobserved cell. A row with no observed cell gets zero factors (and bias).
+    example_factors : ndarray of shape (n_examples, rank)
+    example_bias : ndarray of shape (n_examples,), default=None
+    ridge, biases, loss : see :func:`fit_logistic_factors`
+    init : ndarray of shape (n_models, rank + biases), default=None
+        Starting coefficients ``[u_i, a_i]`` (warm start).
+    max_iter : int, default=25
+        Maximum Newton steps.
+    tol : float, default=1e-6
+        Stop when no coefficient moves by more than ``tol``.
+
+    Returns
+    -------
+    model_factors : ndarray of shape (n_models, rank)
+    model_bias : ndarray of shape (n_models,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_riskcontrol.bandits.lowrank import fit_model_factors
+    >>> V = np.array([[1.0], [-1.0], [2.0], [0.5]])
+    >>> S = np.array([[1.0, 0.0, 1.0, np.nan], [0.0, 1.0, np.nan, np.nan]])
+    >>> U, a = fit_model_factors(S, V, np.zeros(4), ridge=1.0)
+    >>> U.shape, bool(U[0, 0] > 0 > U[1, 0])
+    ((2, 1), True)
+    """
+    _check_common(0, ridge, loss)
+    V = np.asarray(example_factors, dtype=float)
+    if V.ndim != 2:
+        raise ValueError(f"`example_factors` must be 2-d (n_examples, rank); got shape {V.shape}.")
+    Y = check_score_matrix(scores, "scores", allow_nan=True, lower=0.0 if loss == "logistic" else None)
+    if Y.shape[1] != V.shape[0]:
+        raise ValueError(
+            f"Mismatched shapes: `scores` has {Y.shape[1]} columns but `example_factors` has "
+            f"{V.shape[0]} rows; both index the same examples."
+        )
+    b = None
+    if biases:
+        b = np.zeros(V.shape[0]) if example_bias is None else np.asarray(example_bias, dtype=float)
+    r = V.shape[1]
+    d = r + int(biases)
+    W = np.zeros((Y.shape[0], d)) if init is None else np.array(init, dtype=float)
+    mask = ~np.isnan(Y)
+    obs = _Observed(Y, mask)
+    W = obs.newton("rows", _design(V, biases), b, W, ridge, loss, max_iter, tol)
+    if biases:
+        return W[:, :r].copy(), W[:, r].copy()
+    return W, np.zeros(Y.shape[0])
+
+
+# ---------------------------------------------------------------------------------- ALS ensemble
+class ALSEnsemble:
+    """Ensemble of ridge ALS low-rank fits with random cell drop-out (UCB-E-LRF's oracle).
+
+    Member ``k`` fits ``min sum_{(i,j) in O_k} (U_k[i] . V_k[j] - S[i, j])^2 + ridge (|U_k|^2 +
+    |V_k|^2)`` where ``O_k`` is the observed set with a random ``drop_rate`` of its cells left out
+    (each cell is dropped independently, once and for all, so a member stays the same bootstrap
+    replicate as new cells are observed). All members are solved together (batched matrix
+    products); memory and time per sweep are ``O(n_members * n_models * n_examples * rank^2)``, so
+    this is meant for matrices of up to a few hundred thousand cells.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        ``(n_models, n_examples)``.
+    rank : int, default=1
+    n_members : int, default=64
+    drop_rate : float, default=0.05
+    ridge : float, default=0.1
+    random_state : int, RandomState instance or None, default=None
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_riskcontrol.bandits.lowrank import ALSEnsemble
+    >>> rng = np.random.default_rng(0)
+    >>> truth = np.outer(rng.uniform(0.3, 1, 30), rng.uniform(0.3, 1, 40))
+    >>> ens = ALSEnsemble((30, 40), rank=1, n_members=8, random_state=0)
+    >>> r, c = np.nonzero(rng.uniform(size=truth.shape) < 0.3)
+    >>> ens.observe(r, c, truth[r, c])
+    >>> mean, std = ens.fit(n_sweeps=20).mean_std()
+    >>> bool(np.abs(mean - truth).mean() < 0.05)
+    True
+    """
+
+    def __init__(self, shape, *, rank=1, n_members=64, drop_rate=0.05, ridge=0.1, random_state=None):
+        from sklearn.utils import check_random_state
+
+        _check_common(rank, ridge, "squared")
+        if rank < 1:
+            raise ValueError(f"`rank` must be at least 1; got {rank}.")
+        if not (0 <= drop_rate < 1):
+            raise ValueError(f"`drop_rate` must lie in [0, 1); got {drop_rate!r}.")
+        if n_members < 1:
+            raise ValueError(f"`n_members` must be a positive integer; got {n_members!r}.")
+        m, n = (int(s) for s in shape)
+        self.shape = (m, n)
+        self.rank = int(rank)
+        self.n_members = int(n_members)
+        self.drop_rate = float(drop_rate)
+        self.ridge = float(ridge)
+        rng = check_random_state(random_state)
+        K = self.n_members
+        self._keep = rng.uniform(size=(K, m, n)) >= drop_rate
+        self._KM = np.zeros((K, m, n), dtype=np.float32)  # keep & observed
+        self._KY = np.zeros((K, m, n), dtype=np.float32)  # keep & observed, times the score
+        scale = 1.0 / np.sqrt(rank)
+        self.U = (scale * rng.uniform(0.5, 1.5, size=(K, m, rank))).astype(np.float64)
+        self.V = (scale * rng.uniform(0.5, 1.5, size=(K, n, rank))).astype(np.float64)
+        self.fitted = False
+
+    def observe(self, rows, cols, values):
+        """Add observed cells (scores of ``(rows[k], cols[k])``)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        cols = np.asarray(cols, dtype=np.int64)
+        values = np.asarray(values, dtype=np.float32)
+        keep = self._keep[:, rows, cols]
+        self._KM[:, rows, cols] = keep
+        self._KY[:, rows, cols] = keep * values[None, :]
+
+    def _solve(self, A, AY, F):
+        # rows of the left factor given the right factor F (K, C, r); A, AY: (K, R, C)
+        K, C, r = F.shape
+        Ff = F.astype(np.float32)
+        rhs = np.matmul(AY, Ff).astype(np.float64)
+        if r == 1:
+            den = np.matmul(A, Ff * Ff).astype(np.float64)
+            return rhs / (den + self.ridge)
+        FF = (Ff[:, :, :, None] * Ff[:, :, None, :]).reshape(K, C, r * r)
+        G = np.matmul(A, FF).astype(np.float64).reshape(K, A.shape[1], r, r)
+        G += self.ridge * np.eye(r)
+        return _solve_batched(G, rhs)
+
+    def fit(self, n_sweeps=10):
+        """Run ``n_sweeps`` alternating sweeps (warm-started from the previous fit)."""
+        KMT = self._KM.transpose(0, 2, 1)
+        KYT = self._KY.transpose(0, 2, 1)
+        for _ in range(int(n_sweeps)):
+            self.U = self._solve(self._KM, self._KY, self.V)
+            self.V = self._solve(KMT, KYT, self.U)
+        self.fitted = True
+        return self
+
+    def mean_std(self):
+        """Ensemble mean and standard deviation of ``U_k V_k^T`` (both of shape (m, n))."""
+        K, m, r = self.U.shape
+        n = self.V.shape[1]
+        Uc = self.U.transpose(1, 0, 2).reshape(m, K * r)
+        Vc = self.V.transpose(1, 0, 2).reshape(n, K * r)
+        mean = (Uc @ Vc.T) / K
+        UU = (self.U[:, :, :, None] * self.U[:, :, None, :]).transpose(1, 0, 2, 3).reshape(m, K * r * r)
+        VV = (self.V[:, :, :, None] * self.V[:, :, None, :]).transpose(1, 0, 2, 3).reshape(n, K * r * r)
+        second = (UU @ VV.T) / K
+        std = np.sqrt(np.maximum(second - mean * mean, 0.0))
+        return mean, std
+
+
+def als_ensemble(scores, *, rank=1, n_members=64, drop_rate=0.05, ridge=0.1, n_sweeps=10,
+                 random_state=None):
+    """Complete a partially observed score matrix with an ensemble of ridge ALS factorizations.
+
+    Parameters
+    ----------
+    scores : array-like of shape (n_models, n_examples)
+        NaN marks an unobserved cell.
+    rank, n_members, drop_rate, ridge, random_state : see :class:`ALSEnsemble`
+    n_sweeps : int, default=10
+
+    Returns
+    -------
+    mean : ndarray of shape (n_models, n_examples)
+        Ensemble mean (the completed matrix, observed cells included as fitted).
+    std : ndarray of shape (n_models, n_examples)
+        Ensemble standard deviation (uncertainty of each cell).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_riskcontrol.bandits.lowrank import als_ensemble
+    >>> S = np.outer([0.9, 0.5, 0.2], [1.0, 0.8, 0.6, 0.4])
+    >>> S[0, 3] = S[2, 0] = np.nan
+    >>> mean, std = als_ensemble(S, n_members=16, n_sweeps=50, ridge=1e-3, random_state=0)
+    >>> round(float(mean[0, 3]), 2), round(float(mean[2, 0]), 2)
+    (0.36, 0.2)
+    """
+    Y = check_score_matrix(scores, "scores", allow_nan=True, lower=None)
+    mask = ~np.isnan(Y)
+    ens = ALSEnsemble(Y.shape, rank=rank, n_members=n_members, drop_rate=drop_rate, ridge=ridge,
+                      random_state=random_state)
+    r, c = np.nonzero(mask)
+    ens.observe(r, c, Y[r, c])
+    return ens.fit(n_sweeps).mean_std()
