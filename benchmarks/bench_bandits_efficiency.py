@@ -8,9 +8,12 @@ fitted once per matrix (rank ``--rank``) and shared by PULSE and Naive-Pooling.
 
 Prints, per method, the accuracy (P(best identified)) at a few budgets and the budget from which
 the accuracy stays >= 95%, both in total evaluations and in evaluations after the common warm-up
-(m * B), and the ratios to UCB-E. ``--out`` saves the per-run histories (npz).
+(m * B), and the ratios to UCB-E with 90% cluster-bootstrap CIs (matrices resampled, then seeds
+within them; paired across methods). ``--out`` saves the per-run histories (npz); ``--load FILE
+--matrices K`` re-analyses one.
 
     python benchmarks/bench_bandits_efficiency.py --matrices 5 --reps 10          # 50 runs
+    python benchmarks/bench_bandits_efficiency.py --matrices 10 --reps 10 --out eff.npz
     python benchmarks/bench_bandits_efficiency.py --m 150 --n 800 --n-side 165 --B 16 --tau 50
 """
 
@@ -66,11 +69,13 @@ def main():
     ap.add_argument("--rank", type=int, default=8)
     ap.add_argument("--after", type=int, default=136_000, help="budget after the warm-up")
     ap.add_argument("--matrices", type=int, default=5)
+    ap.add_argument("--matrix-seed", type=int, default=1000, help="matrix k uses seed matrix_seed + k")
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--methods", default="UCB-E,PULSE,naive")
     ap.add_argument("--n-jobs", type=int, default=1)
     ap.add_argument("--out", default=None)
-    ap.add_argument("--load", default=None, help="analyse a saved --out file instead of running")
+    ap.add_argument("--load", default=None,
+                    help="analyse saved --out file(s) (comma-separated, pooled) instead of running")
     ap.add_argument("--bootstrap", type=int, default=1000, help="resamples for the ratio's 90%% CI")
     args = ap.parse_args()
     methods = args.methods.split(",")
@@ -81,17 +86,18 @@ def main():
     times = {k: [] for k in methods}
     t_start = time.perf_counter()
     if args.load:
-        saved = np.load(args.load)
-        for meth in methods:
-            r = 0
-            while f"{meth}_{r}_n_evaluations" in saved:
-                results[meth].append({f: saved[f"{meth}_{r}_{f}"] for f in ("n_evaluations", "best_index")})
-                times[meth].append(np.nan)
-                r += 1
-        args.matrices, args.reps = 1, len(results[methods[0]])
+        for path in args.load.split(","):  # several files are pooled (same --reps each)
+            saved = np.load(path)
+            for meth in methods:
+                r = 0
+                while f"{meth}_{r}_n_evaluations" in saved:
+                    results[meth].append({f: saved[f"{meth}_{r}_{f}"] for f in ("n_evaluations", "best_index")})
+                    times[meth].append(np.nan)
+                    r += 1
+        args.reps = len(results[methods[0]]) // args.matrices  # pass --matrices of the saved run
     for k in range(0 if args.load else args.matrices):
         data = make_score_matrix(args.m, args.n, n_side_models=args.n_side, gap=args.gap,
-                                 random_state=1000 + k)
+                                 random_state=args.matrix_seed + k)
         t0 = time.perf_counter()
         fact = fit_logistic_factors(data.side_scores, rank=args.rank, random_state=k) if args.n_side else None
         t_fact = time.perf_counter() - t0
@@ -135,16 +141,19 @@ def main():
             r_tot = need[meth] / need["UCB-E"]
             r_after = (need[meth] - warm) / max(need["UCB-E"] - warm, 1)
             boot = []
-            for _ in range(args.bootstrap):  # resample the runs of both methods
-                a = [results[meth][i] for i in rng.integers(0, len(results[meth]), len(results[meth]))]
-                u = [results["UCB-E"][i] for i in rng.integers(0, len(results["UCB-E"]), len(results["UCB-E"]))]
-                ba = budget_to_reach(a, 1, level=0.95, budgets=grid)
-                bu = budget_to_reach(u, 1, level=0.95, budgets=grid)
+            n_mat, reps = args.matrices, len(results[meth]) // args.matrices
+            for _ in range(args.bootstrap):
+                # cluster bootstrap: resample matrices, then seeds within each; the same runs
+                # for both methods (they are paired by matrix and seed)
+                mats = rng.integers(0, n_mat, n_mat)
+                idx = (mats[:, None] * reps + rng.integers(0, reps, (n_mat, reps))).ravel()
+                ba = budget_to_reach([results[meth][i] for i in idx], 1, level=0.95, budgets=grid)
+                bu = budget_to_reach([results["UCB-E"][i] for i in idx], 1, level=0.95, budgets=grid)
                 boot.append(((ba / bu), (ba - warm) / max(bu - warm, 1)))
-            boot = np.array(boot)
-            lo, hi = np.percentile(boot, [5, 95], axis=0)
+            boot = np.sort(np.array(boot), axis=0)  # inf (never reached) sorts last
+            lo, hi = boot[int(0.05 * len(boot))], boot[int(np.ceil(0.95 * len(boot))) - 1]
             print(f"{meth} / UCB-E evaluations to reach 95%: total {r_tot:.3f} "
-                  f"(90% bootstrap CI {lo[0]:.3f}-{hi[0]:.3f}), after warm-up {r_after:.3f} "
+                  f"(90% cluster-bootstrap CI {lo[0]:.3f}-{hi[0]:.3f}), after warm-up {r_after:.3f} "
                   f"({lo[1]:.3f}-{hi[1]:.3f})")
     if args.out:
         np.savez_compressed(

@@ -32,6 +32,8 @@ from sklearn.model_selection import cross_val_predict, train_test_split
 
 from sklearn_riskcontrol.datasets import load_diamonds
 from sklearn_riskcontrol.evalues import boost_evalues, ebh, mdr_decisions, sdr_evalues
+from sklearn_riskcontrol.metrics import deployment_rate, realized_mdr, realized_sdr
+from sklearn_riskcontrol.plotting import plot_deployment_vs_alpha, plot_risk_vs_alpha
 from sklearn_riskcontrol.risks import make_risk
 
 X, price = load_diamonds(return_X_y=True)
@@ -94,7 +96,7 @@ s_test, L_test = score_pool[test], risk_pool[test]  # L_test: for evaluation onl
 alpha = 0.1
 deploy = mdr_decisions(L_cal, s_cal, s_test, alpha=alpha)
 print(f"MDR: deployed on {deploy.mean():.1%} of the test diamonds")
-print(f"realized L * deploy, averaged over the test points: {np.mean(L_test * deploy):.3f}")
+print(f"realized L * deploy, averaged over the test points: {realized_mdr(L_test, deploy):.3f}")
 print(f"(deploying everywhere would give {L_test.mean():.3f})")
 
 # %%
@@ -113,16 +115,11 @@ if nonzero.size:
     print(f"e-BH deploys them all iff there are at least m / (alpha E) = {needed:.1f} of them")
 
 
-def selective_risk(L, selected):
-    """Average risk among the selected points (0 if nothing is selected)."""
-    return (L * selected).sum() / max(1, selected.sum())
-
-
 for name, boosting in [("no boosting", None), ("homo", "homo"), ("hete", "hete")]:
     selected = ebh(boost_evalues(e, boosting, random_state=0), alpha)
     print(
         f"SDR, {name:>11}: deployed on {selected.sum():3d} test diamonds, "
-        f"average risk among them {selective_risk(L_test, selected):.3f}"
+        f"average risk among them {realized_sdr(L_test, selected):.3f}"
     )
 
 # %%
@@ -147,30 +144,25 @@ for r in range(n_rep):
         deploy = mdr_decisions(L_cal, s_cal, s_test, alpha=a)
         e = boost_evalues(sdr_evalues(L_cal, s_cal, s_test, gamma=a), "hete", random_state=r)
         selected = ebh(e, a)
-        mdr[r, k], rate_mdr[r, k] = np.mean(L_test * deploy), deploy.mean()
-        sdr[r, k], rate_sdr[r, k] = selective_risk(L_test, selected), selected.mean()
+        mdr[r, k], rate_mdr[r, k] = realized_mdr(L_test, deploy), deployment_rate(deploy)
+        sdr[r, k], rate_sdr[r, k] = realized_sdr(L_test, selected), deployment_rate(selected)
 
-
-def mean_and_band(values):
-    """Average over the splits and two standard errors of that average."""
-    return values.mean(axis=0), 2 * values.std(axis=0, ddof=1) / np.sqrt(len(values))
-
-
+# %%
+# :func:`~sklearn_riskcontrol.plotting.plot_risk_vs_alpha` draws the average over the splits
+# with error bars of two standard errors of that average, and the line ``y = alpha``;
+# :func:`~sklearn_riskcontrol.plotting.plot_deployment_vs_alpha` the deployment rates.
 fig, (ax_risk, ax_rate) = plt.subplots(1, 2, figsize=(10, 4))
-ax_risk.plot(alphas, alphas, "k--", label="y = alpha")
-for values, marker, label in [(mdr, "o-", "realized MDR"), (sdr, "s-", "realized SDR (hete)")]:
-    mean, band = mean_and_band(values)
-    ax_risk.errorbar(alphas, mean, yerr=band, fmt=marker, capsize=3, label=label)
-ax_risk.set_xlabel("alpha")
-ax_risk.set_ylabel("realized risk (test labels)")
+plot_risk_vs_alpha(
+    alphas, {"realized MDR": mdr, "realized SDR (hete)": sdr}, target=None, ax=ax_risk
+)
 ax_risk.set_title(f"Risk, average over {n_rep} splits (+/- 2 s.e.)")
-ax_risk.legend()
-for values, marker, label in [(rate_mdr, "o-", "SCoRE-MDR"), (rate_sdr, "s-", "SCoRE-SDR (hete)")]:
-    ax_rate.plot(alphas, values.mean(axis=0), marker, label=label)
-ax_rate.set_xlabel("alpha")
-ax_rate.set_ylabel("fraction of test points deployed")
+plot_deployment_vs_alpha(
+    alphas,
+    {"SCoRE-MDR": rate_mdr, "SCoRE-SDR (hete)": rate_sdr},
+    ylabel="fraction of test points deployed",
+    ax=ax_rate,
+)
 ax_rate.set_title("Deployment rate")
-ax_rate.legend()
 fig.tight_layout()
 plt.show()
 

@@ -29,6 +29,7 @@ from sklearn.model_selection import train_test_split
 
 from sklearn_riskcontrol import ConcentrationMDR, ConcentrationSDR, SCoREMDR, SCoRESDR
 from sklearn_riskcontrol.metrics import deployment_rate, realized_mdr, realized_sdr
+from sklearn_riskcontrol.plotting import plot_deployment_vs_alpha, plot_risk_vs_alpha
 
 X, y = load_digits(return_X_y=True)
 X_fit, X_pool, y_fit, y_pool = train_test_split(X, y, train_size=400, random_state=0)
@@ -43,13 +44,13 @@ X_cal, X_test, y_cal, y_test = train_test_split(X_pool, y_pool, test_size=300, r
 mdr = SCoREMDR(model, risk="zero_one", risk_score="proba", alpha=0.02).fit(X_cal, y_cal)
 deploy = mdr.decide(X_test)
 wrong = mdr.predict(X_test) != y_test
-print(f"SCoRE-MDR deploys on {deploy.mean():.1%} of the test digits; "
-      f"P(deploy and wrong) = {np.mean(deploy & wrong):.4f} (target 0.02)")
+print(f"SCoRE-MDR deploys on {deployment_rate(deploy):.1%} of the test digits; "
+      f"P(deploy and wrong) = {realized_mdr(wrong, deploy):.4f} (target 0.02)")
 
 sdr = SCoRESDR(model, alpha=0.02, boosting="hete", random_state=0).fit(X_cal, y_cal)
 deploy = sdr.decide(X_test)
-print(f"SCoRE-SDR deploys on {deploy.mean():.1%}; error among deployed = "
-      f"{wrong[deploy].mean():.4f} (target 0.02)")
+print(f"SCoRE-SDR deploys on {deployment_rate(deploy):.1%}; error among deployed = "
+      f"{realized_sdr(wrong, deploy):.4f} (target 0.02)")
 
 # %%
 # ``decision_function`` is the certified margin: ``decide == (decision_function >= 0)``.
@@ -60,8 +61,8 @@ assert np.array_equal(margin >= 0, mdr.decide(X_test))
 # Realized risk and deployment rate vs alpha, over repeated splits
 # ----------------------------------------------------------------
 # The guarantees are on expectations over calibration and test data, so we average the realized
-# risks over 20 random splits. SCoRE's realized risks stay under the diagonal while deploying far
-# more than the baselines.
+# risks over 20 random splits (error bars: two standard errors of the average). SCoRE's realized
+# risks stay under the diagonal while deploying far more than the baselines.
 alphas = np.array([0.01, 0.02, 0.03, 0.05, 0.075, 0.1])
 methods = {
     "SCoRE-MDR": (lambda a: SCoREMDR(model, alpha=a), realized_mdr),
@@ -73,8 +74,8 @@ methods = {
     ),
 }
 n_splits = 20
-risk = {name: np.zeros(len(alphas)) for name in methods}
-rate = {name: np.zeros(len(alphas)) for name in methods}
+risk = {name: np.zeros((n_splits, len(alphas))) for name in methods}
+rate = {name: np.zeros((n_splits, len(alphas))) for name in methods}
 for split in range(n_splits):
     X_cal, X_test, y_cal, y_test = train_test_split(X_pool, y_pool, test_size=300, random_state=split)
     wrong = (model.predict(X_test) != y_test).astype(float)
@@ -83,16 +84,13 @@ for split in range(n_splits):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # baselines often deploy nothing at small alpha
                 d = make(a).fit(X_cal, y_cal).decide(X_test)
-            risk[name][i] += realized(wrong, d) / n_splits
-            rate[name][i] += deployment_rate(d) / n_splits
+            risk[name][split, i] = realized(wrong, d)
+            rate[name][split, i] = deployment_rate(d)
 
 fig, (ax_risk, ax_rate) = plt.subplots(1, 2, figsize=(10, 4))
-for name, style in zip(methods, ["o-", "o--", "s-", "s--"]):
-    ax_risk.plot(alphas, risk[name], style, label=name)
-    ax_rate.plot(alphas, rate[name], style, label=name)
-ax_risk.plot(alphas, alphas, "k:", label="y = alpha")
-ax_risk.set(xlabel="alpha", ylabel="realized risk (mean over splits)", title="Risk is controlled")
-ax_rate.set(xlabel="alpha", ylabel="deployment rate", title="SCoRE deploys much more")
-ax_risk.legend()
+plot_risk_vs_alpha(alphas, risk, target=None, ax=ax_risk)
+ax_risk.set_title("Risk is controlled")
+plot_deployment_vs_alpha(alphas, rate, ax=ax_rate)
+ax_rate.set_title("SCoRE deploys much more")
 fig.tight_layout()
 plt.show()

@@ -2,9 +2,11 @@
 
 __version__ = "0.1.0.dev0"
 
-from . import autoeval, evalues, metrics, online, risks  # noqa: E402
+from . import autoeval, bandits, evalues, metrics, online, risks  # noqa: E402
+from . import studies  # noqa: E402
 from ._validation import RiskControlWarning  # noqa: E402
 from .autoeval import RAutoEvalPlus, RiskControlledModelSelector  # noqa: E402
+from .bandits import PULSE, UCBE, UCBELRF, BestModelSelector, LowRankScoreCompleter  # noqa: E402
 from .online import SemiBanditPredictionSet  # noqa: E402
 from .risks import make_risk  # noqa: E402
 from .selective import (  # noqa: E402
@@ -24,11 +26,18 @@ __all__ = [
     "SemiBanditPredictionSet",
     "RAutoEvalPlus",
     "RiskControlledModelSelector",
+    "PULSE",
+    "UCBE",
+    "UCBELRF",
+    "BestModelSelector",
+    "LowRankScoreCompleter",
     "autoeval",
+    "bandits",
     "evalues",
     "metrics",
     "online",
     "risks",
+    "studies",
     "make_risk",
     "RiskControlWarning",
     "__version__",

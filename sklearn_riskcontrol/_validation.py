@@ -19,6 +19,13 @@ __all__ = [
     "check_weights",
     "check_same_length",
     "check_nonempty",
+    "check_score_matrix",
+    "check_binary",
+    "check_returned_scores",
+    "check_index",
+    "check_indices",
+    "as_float_array",
+    "check_labels",
 ]
 
 
@@ -85,12 +92,7 @@ def _kind(integer, minimum, exclusive, allow_none):
 
 
 def _as_1d_float(values, name):
-    if isinstance(values, (str, bytes)):
-        raise TypeError(f"`{name}` must be a 1-d array of numbers; got a string.")
-    try:
-        arr = np.asarray(values, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"`{name}` must be a 1-d array of numbers ({exc}).") from None
+    arr = as_float_array(values, name, "a 1-d array of numbers")
     if arr.ndim == 0:
         arr = arr.reshape(1)
     if arr.ndim != 1:
@@ -159,3 +161,151 @@ def check_nonempty(arr, name, what="calibration"):
     """Raise if ``arr`` has no entries."""
     if len(arr) == 0:
         raise ValueError(f"`{name}` is empty: at least one {what} point is required.")
+
+
+# ------------------------------------------------------------------ score matrices (bandits)
+def _position(arr, k):
+    """Readable position of the flat index ``k``: ``entry (model i, example j)`` or ``entry k``."""
+    if arr.ndim == 2:
+        i, j = divmod(int(k), arr.shape[1])
+        return f"entry (model {i}, example {j})"
+    return f"entry {int(k)}"
+
+
+def _check_score_range(arr, name, lower=0.0, upper=1.0):
+    """Raise if a non-NaN entry of ``arr`` lies outside ``[lower, upper]``."""
+    with np.errstate(invalid="ignore"):
+        out = (arr < lower) | (arr > upper)
+    if out.any():
+        k = int(np.flatnonzero(out.ravel())[0])
+        raise ValueError(
+            f"`{name}` must lie in [{lower:g}, {upper:g}]; {_position(arr, k)} is "
+            f"{float(arr.ravel()[k])!r}. Rescale the scores (higher = better) to [0, 1]."
+        )
+
+
+def check_score_matrix(scores, name, *, allow_nan=False, nan_hint=None, lower=0.0, upper=1.0):
+    """Return a models x examples score matrix as a 2-d float array with entries in ``[lower, upper]``.
+
+    ``allow_nan=True`` keeps NaN (= missing); otherwise a NaN raises a ``ValueError`` naming the
+    first bad cell and, if given, how to declare missing cells (``nan_hint``). ``lower=None``
+    skips the range check.
+    """
+    arr = as_float_array(scores, name, "a 2-d array of numeric scores (models x examples)")
+    if arr.ndim != 2:
+        raise ValueError(
+            f"`{name}` must be 2-d (rows = models, columns = examples); got an array of shape "
+            f"{arr.shape}."
+        )
+    if arr.size == 0:
+        raise ValueError(
+            f"`{name}` is empty (shape {arr.shape}); at least one model and one example are required."
+        )
+    nan = np.isnan(arr)
+    if nan.any() and not allow_nan:
+        k = int(np.flatnonzero(nan.ravel())[0])
+        msg = (
+            f"`{name}` contains {int(nan.sum())} NaN value(s) (first at {_position(arr, k)}); "
+            "a full score matrix must be complete."
+        )
+        raise ValueError(msg + (" " + nan_hint if nan_hint else ""))
+    inf = np.isinf(arr)
+    if inf.any():
+        k = int(np.flatnonzero(inf.ravel())[0])
+        raise ValueError(f"`{name}` must be finite; {_position(arr, k)} is {float(arr.ravel()[k])!r}.")
+    if lower is not None:
+        _check_score_range(arr, name, lower, upper)
+    return arr
+
+
+def check_binary(values, name, *, hint=None):
+    """Raise a ``ValueError`` unless every non-NaN entry of ``values`` is 0 or 1."""
+    arr = np.asarray(values, dtype=float)
+    bad = ~np.isnan(arr) & (arr != 0.0) & (arr != 1.0)
+    if bad.any():
+        k = int(np.flatnonzero(bad.ravel())[0])
+        msg = (
+            f"`{name}` must be binary (0 = wrong, 1 = right) for the logistic low-rank model; "
+            f"{_position(arr, k)} is {float(arr.ravel()[k])!r}."
+        )
+        raise ValueError(msg + (" " + hint if hint else ""))
+
+
+def check_returned_scores(values, n_expected, model_index):
+    """Check what a scoring back-end returned for ``n_expected`` examples of one model."""
+    if values is None:
+        raise TypeError(
+            f"The scoring back-end returned None for model {model_index}; it must return one "
+            "score per example."
+        )
+    name = f"scores returned for model {model_index}"
+    arr = check_scores(values, name)
+    if arr.shape[0] != n_expected:
+        raise ValueError(
+            f"The scoring back-end returned {arr.shape[0]} score(s) for model {model_index} but "
+            f"{n_expected} example(s) were requested; it must return one score per example."
+        )
+    _check_score_range(arr, name)
+    return arr
+
+
+def check_index(value, name, upper):
+    """Return ``value`` as an int in ``[0, upper)``."""
+    value = check_number(value, name, integer=True)
+    if not 0 <= value < upper:
+        raise ValueError(f"`{name}` must lie in [0, {upper}); got {value}.")
+    return value
+
+
+def check_indices(values, name, upper):
+    """Return ``values`` as a 1-d int64 array with entries in ``[0, upper)``."""
+    arr = np.asarray(values)
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
+    if arr.ndim != 1:
+        raise ValueError(f"`{name}` must be 1-d; got an array of shape {arr.shape}.")
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError(f"`{name}` must contain integer indices; got dtype {arr.dtype}.")
+    arr = arr.astype(np.int64, copy=False)
+    if arr.size and (arr.min() < 0 or arr.max() >= upper):
+        raise ValueError(
+            f"`{name}` must lie in [0, {upper}); got values in [{arr.min()}, {arr.max()}]."
+        )
+    return arr
+
+
+def as_float_array(values, name, what="an array of numbers"):
+    """Return ``values`` as a float ndarray (any ndim), naming ``name`` in every error.
+
+    Strings and non-numeric entries raise ``TypeError``; complex numbers (which NumPy would cast
+    by silently dropping the imaginary part) raise ``ValueError`` with scikit-learn's wording.
+    """
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"`{name}` must be {what}; got a string.")
+    try:
+        raw = np.asarray(values)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"`{name}` must be {what} ({exc}).") from None
+    if raw.dtype.kind == "c":
+        raise ValueError(f"`{name}` must be {what}; Complex data not supported (dtype {raw.dtype}).")
+    if raw.dtype.kind in "US":
+        raise TypeError(f"`{name}` must be {what}; got strings (dtype {raw.dtype}).")
+    try:
+        return raw.astype(float, copy=False)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"`{name}` must be {what} ({exc}).") from None
+
+
+def check_labels(y, name="y"):
+    """Return targets ``y`` as an array, raising (naming ``name``) on complex values, NaN or inf.
+
+    Labels of any kind (ints, strings, floats) pass; only non-finite numbers and complex dtypes,
+    which no classifier or bounded risk can use, are rejected.
+    """
+    arr = np.asarray(y)
+    if arr.dtype.kind == "c":
+        raise ValueError(f"`{name}` must be real: Complex data not supported (dtype {arr.dtype}).")
+    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        i = int(np.flatnonzero(~np.isfinite(arr.ravel()))[0])
+        raise ValueError(f"`{name}` must be finite; entry {i} is {float(arr.ravel()[i])!r}.")
+    return arr

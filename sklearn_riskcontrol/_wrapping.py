@@ -1,17 +1,21 @@
 """Helpers for meta-estimators that wrap already fitted models (shared by every estimator)."""
 
+import types
+
 import numpy as np
 import scipy.sparse as sp
-from joblib import Parallel, delayed
+from joblib import effective_n_jobs, wrap_non_picklable_objects
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils import _safe_indexing, get_tags
+from sklearn.utils.parallel import Parallel, delayed  # propagate sklearn's config to workers
 from sklearn.utils.validation import check_is_fitted
 
 __all__ = [
     "is_fitted",
     "fit_clone",
     "chunked_call",
+    "portable",
     "copy_feature_info",
     "n_rows",
     "indexable_rows",
@@ -47,6 +51,23 @@ def n_rows(X):
     return X.shape[0] if hasattr(X, "shape") else len(X)
 
 
+def portable(func):
+    """``func``, made picklable by the standard pickle if it is a lambda or a local function.
+
+    Such functions travel by cloudpickle so that every joblib backend (multiprocessing too) can
+    run them; module-level functions, bound methods and other objects are returned unchanged
+    (keeping joblib's memory-mapping / Dask's scattering of the arrays they hold).
+    """
+    qualname = getattr(func, "__qualname__", "")
+    if isinstance(func, types.FunctionType) and ("<lambda>" in qualname or "<locals>" in qualname):
+        return wrap_non_picklable_objects(func)
+    return func
+
+
+def _apply(func, X):
+    return func(X)
+
+
 def chunked_call(func, X, n_jobs=None):
     """``func(X)`` evaluated on row chunks of ``X`` in parallel with joblib, concatenated.
 
@@ -54,15 +75,16 @@ def chunked_call(func, X, n_jobs=None):
     rows; any joblib backend (loky, threading, dask, ray) can run it.
     """
     n = n_rows(X)
-    if n_jobs in (None, 1) or n < 2:
-        return func(X)
-    from joblib import effective_n_jobs
-
-    X = indexable_rows(X)
+    # n_jobs=None follows joblib: 1 unless a parallel_config(n_jobs=...) context says otherwise.
     n_chunks = min(effective_n_jobs(n_jobs), n)
+    if n_chunks < 2:
+        return func(X)
+    X = indexable_rows(X)
     bounds = np.linspace(0, n, n_chunks + 1).astype(int)
+    task = portable(func)  # an argument of a module-level function, so it pickles as wrapped
     parts = Parallel(n_jobs=n_jobs)(
-        delayed(func)(_safe_indexing(X, np.arange(a, b))) for a, b in zip(bounds[:-1], bounds[1:])
+        delayed(_apply)(task, _safe_indexing(X, np.arange(a, b)))
+        for a, b in zip(bounds[:-1], bounds[1:])
     )
     return np.concatenate([np.asarray(p) for p in parts])
 

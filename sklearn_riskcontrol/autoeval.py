@@ -19,7 +19,9 @@ wrapped models are never refitted.
 """
 
 import numbers
+import threading
 import warnings
+from contextlib import contextmanager
 from numbers import Integral, Real
 
 import numpy as np
@@ -32,6 +34,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted
 
+from ._progress import Progress
 from ._validation import RiskControlWarning, check_level, warn
 from ._wrapping import (
     chunked_call,
@@ -579,6 +582,18 @@ def _candidates_have(attr):
     return check
 
 
+@contextmanager
+def _quiet_risk_warnings():
+    """Ignore RiskControlWarning, in the main thread only: ``catch_warnings`` is not
+    thread-safe, so worker threads (threading/dask backends) rely on the caller's filter."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RiskControlWarning)
+        yield
+
+
 def _run_tester(tester, candidate, level, X, y):
     """One candidate's test: (fitted tester or None, p-value). Warnings are summarised later.
 
@@ -586,8 +601,7 @@ def _run_tester(tester, candidate, level, X, y):
     with ``clone``: ``clone`` would unfit a fitted auto-evaluator held by the template, which
     would then be refitted on part of the labeled rows.
     """
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RiskControlWarning)
+    with _quiet_risk_warnings():
         if hasattr(tester, "get_params"):
             params = {**tester.get_params(deep=False), "estimator": candidate, "delta": level}
             fitted = type(tester)(**params).fit(X, y)
@@ -650,6 +664,8 @@ class RiskControlledModelSelector(MetaEstimatorMixin, BaseEstimator):
         discarded), so the outcome is exactly sequential FST's and does not depend on
         ``n_jobs``.
     verbose : int, default=0
+        Report progress over the candidates (candidate tested, its p-value): a tqdm bar in a
+        terminal or notebook, else a line at about every 10% of the candidates.
 
     Attributes
     ----------
@@ -796,24 +812,31 @@ class RiskControlledModelSelector(MetaEstimatorMixin, BaseEstimator):
         level = delta if self.procedure == "fst" else delta / K
         X = indexable_rows(X)
 
+        tester = self.tester
+        if template and isinstance(tester.get_params(deep=False).get("random_state"),
+                                    np.random.RandomState):
+            # One int seed drawn here: every candidate sees the same stream whatever n_jobs.
+            params = tester.get_params(deep=False)
+            params["random_state"] = int(params["random_state"].randint(np.iinfo(np.int32).max))
+            tester = type(tester)(**params)
         testers = [None] * K
         pvalues = np.full(K, np.nan)
         jobs = effective_n_jobs(self.n_jobs)
         batch = K if self.procedure == "bonferroni" else max(1, jobs)
-        with Parallel(n_jobs=self.n_jobs) as parallel:
+        bar = Progress(K, verbose=self.verbose, desc=type(self).__name__, unit="candidates")
+        with bar, Parallel(n_jobs=self.n_jobs) as parallel, _quiet_risk_warnings():
             for start in range(0, K, batch):
                 ks = order[start : start + batch]
                 if len(ks) == 1 or jobs == 1:
-                    out = [_run_tester(self.tester, self.estimators[k], level, X, y) for k in ks]
+                    out = [_run_tester(tester, self.estimators[k], level, X, y) for k in ks]
                 else:
                     out = parallel(
-                        delayed(_run_tester)(self.tester, self.estimators[k], level, X, y)
+                        delayed(_run_tester)(tester, self.estimators[k], level, X, y)
                         for k in ks
                     )
                 for k, (fitted, p) in zip(ks, out):
                     testers[k], pvalues[k] = fitted, p
-                    if self.verbose:
-                        print(f"[{type(self).__name__}] candidate {k}: p-value {p:.4g}")
+                bar.update(start + len(ks), candidate=int(ks[-1]), pvalue=float(pvalues[ks[-1]]))
                 if self.procedure == "fst" and not np.all(at_most(pvalues[ks], level)):
                     break
         certified = np.zeros(K, dtype=bool)

@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from . import _cli_autoeval
+from . import _cli_autoeval, _cli_bandits
 from .online._learners import ANYTIME_DEFAULT_DELTA, STRATEGIES
 
 
@@ -99,6 +99,7 @@ def _build_parser():
     _add_score_parser(sub)
     _add_sps_parser(sub)
     _cli_autoeval.add_parser(sub)
+    _cli_bandits.add_parser(sub)
     return parser
 
 
@@ -203,14 +204,14 @@ def _run_sps(args):
         scores = _numeric_column(frame, args.score_column, args.input)
     else:
         S, scores = _candidate_scores(frame, args)
-    options = dict(
-        strategy=args.strategy,
-        horizon=args.horizon,
-        delta=args.delta,
-        learning_rate=args.learning_rate,
-        initial_threshold=args.initial_threshold,
-        n_explore=args.n_explore,
-    )
+    options = {
+        "strategy": args.strategy,
+        "horizon": args.horizon,
+        "delta": args.delta,
+        "learning_rate": args.learning_rate,
+        "initial_threshold": args.initial_threshold,
+        "n_explore": args.n_explore,
+    }
     if np.isfinite(scores).all():
         thresholds = simulate_thresholds(scores, args.alpha, **options)
     else:  # rounds whose true candidate is missing: replayed as misses (score -inf)
@@ -256,6 +257,8 @@ def main(argv=None):
                 _run_sps(args)
             elif args.command == "autoeval":
                 _cli_autoeval.run(args)
+            elif args.command == "best-model":
+                _cli_bandits.run(args)
     except (ValueError, TypeError, OSError) as exc:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         print(f"error: {message}", file=sys.stderr)

@@ -8,7 +8,7 @@ or the score on the calibration data voids the finite-sample guarantee: tune on 
 
 import numpy as np
 
-from ._validation import _as_1d_float, check_risks, check_same_length
+from ._validation import check_risks, check_same_length, check_scores
 from .online.metrics import (
     average_set_size,
     coverage_rate,
@@ -37,6 +37,8 @@ __all__ = [
 
 def _decisions(deployed, name="deployed"):
     d = np.asarray(deployed)
+    if d.ndim > 1 and not (d.ndim == 2 and d.shape[1] == 1):
+        raise ValueError(f"`{name}` must be 1-d (one decision per test point); got shape {d.shape}.")
     if d.dtype != bool:
         if not np.isin(d, (0, 1)).all():
             raise ValueError(f"`{name}` must be boolean (or 0/1) deploy decisions.")
@@ -46,6 +48,8 @@ def _decisions(deployed, name="deployed"):
 
 def realized_mdr(risks, deployed):
     """Realized marginal deployment risk ``mean_j L_j 1{deploy j}``.
+
+    No test point (empty input) gives ``0.0``.
 
     Examples
     --------
@@ -61,6 +65,8 @@ def realized_mdr(risks, deployed):
 def realized_sdr(risks, deployed):
     """Realized selective deployment risk ``sum_j L_j 1{deploy j} / max(1, #deployed)`` (FDP-style).
 
+    No test point (empty input) gives ``0.0``.
+
     Examples
     --------
     >>> from sklearn_riskcontrol.metrics import realized_sdr
@@ -75,6 +81,8 @@ def realized_sdr(risks, deployed):
 def deployment_rate(deployed):
     """Fraction of test points deployed on.
 
+    No test point (empty input) gives ``0.0``.
+
     Examples
     --------
     >>> from sklearn_riskcontrol.metrics import deployment_rate
@@ -88,13 +96,15 @@ def deployment_rate(deployed):
 def realized_reward(rewards, deployed):
     """Realized power with rewards: ``mean_j r_j 1{deploy j}`` (paper eqs. 4.6, 5.2).
 
+    No test point (empty input) gives ``0.0``.
+
     Examples
     --------
     >>> from sklearn_riskcontrol.metrics import realized_reward
     >>> realized_reward([1.0, 0.5, 0.2], [True, True, False])
     0.5
     """
-    r, d = _as_1d_float(rewards, "rewards"), _decisions(deployed)
+    r, d = check_scores(rewards, "rewards"), _decisions(deployed)
     check_same_length(rewards=r, deployed=d)
     return float(np.mean(r * d)) if r.size else 0.0
 

@@ -9,7 +9,7 @@ import numbers
 
 import numpy as np
 
-from ._validation import check_risks
+from ._validation import as_float_array, check_risks
 
 __all__ = ["Risk", "make_risk", "RISK_NAMES"]
 
@@ -19,18 +19,18 @@ def _zero_one(y_true, y_pred):
 
 
 def _squared(y_true, y_pred, *, scale=1.0):
-    diff = np.asarray(y_true, dtype=float) - np.asarray(y_pred, dtype=float)
+    diff = as_float_array(y_true, "y_true") - as_float_array(y_pred, "y_pred")
     return np.clip(diff * diff / scale, 0.0, 1.0)
 
 
 def _absolute(y_true, y_pred, *, tolerance):
-    diff = np.abs(np.asarray(y_true, dtype=float) - np.asarray(y_pred, dtype=float))
+    diff = np.abs(as_float_array(y_true, "y_true") - as_float_array(y_pred, "y_pred"))
     return (diff > tolerance).astype(float)
 
 
 def _threshold(y_true, y_pred, *, threshold):
     # Conformal selection's binary risk 1{y <= c}: deploying is "wrong" when the outcome is low.
-    return (np.asarray(y_true, dtype=float) <= threshold).astype(float)
+    return (as_float_array(y_true, "y_true") <= threshold).astype(float)
 
 
 _BUILTIN = {
@@ -40,6 +40,24 @@ _BUILTIN = {
     "threshold": (_threshold, {"threshold": None}),
 }
 RISK_NAMES = tuple(_BUILTIN)
+_NUMERIC = (_squared, _absolute, _threshold)
+
+
+def _check_target(values, name):
+    """Labels/predictions: 1-d for ``y_true`` (rows first for ``y_pred``), no complex, no NaN/inf."""
+    arr = np.asarray(values)
+    if arr.ndim == 2 and arr.shape[1] == 1 and name == "y_true":
+        arr = arr.ravel()
+    if arr.ndim == 0 or (name == "y_true" and arr.ndim != 1):
+        raise ValueError(f"`{name}` must be 1-d (one entry per sample); got shape {arr.shape}.")
+    if arr.dtype.kind == "c":
+        raise ValueError(f"`{name}` must be real: Complex data not supported (dtype {arr.dtype}).")
+    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        raise ValueError(
+            f"`{name}` must be finite (no NaN or inf); for unlabeled rows use the estimator's "
+            "semi-supervised convention where it has one (y == -1 / NaN in RAutoEvalPlus)."
+        )
+    return arr
 
 
 class Risk:
@@ -74,7 +92,13 @@ class Risk:
         self.params = params
 
     def __call__(self, y_true, y_pred):
-        y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
+        y_true, y_pred = _check_target(y_true, "y_true"), _check_target(y_pred, "y_pred")
+        if len(y_pred) != len(y_true):
+            raise ValueError(
+                f"Mismatched lengths: `y_true` has {len(y_true)} entries, `y_pred` has {len(y_pred)}."
+            )
+        if y_pred.ndim != 1 and self.func in _NUMERIC:
+            raise ValueError(f"`y_pred` must be 1-d for risk '{self.name}'; got shape {y_pred.shape}.")
         values = self.func(y_true, y_pred, **self.params)
         values = check_risks(values, f"risk '{self.name}' output")
         if len(values) != len(y_true):

@@ -24,7 +24,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_scores, check_weights, warn
+from ._validation import check_labels, check_level, check_scores, check_weights, warn
 from ._wrapping import (
     chunked_call,
     copy_feature_info,
@@ -84,6 +84,8 @@ class RewardAwareScore:
             raise ValueError(f"`target` must be 'mdr' or 'sdr'; got {target!r}.")
         if target == "sdr" and alpha is None:
             raise ValueError("The SDR recipe (l - alpha) / r needs `alpha` (the level of SCoRESDR).")
+        if alpha is not None:
+            alpha = check_level(alpha, "alpha")
         self.risk_predictor = risk_predictor
         self.reward_predictor = reward_predictor
         self.target = target
@@ -152,7 +154,7 @@ class _DeploymentBase(MetaEstimatorMixin, BaseEstimator):
                 f"{type(self).__name__} requires y to be passed, but the target y is None: "
                 "calibration needs labels to measure the model's risk."
             )
-        y = np.asarray(y)
+        y = check_labels(y)
         X = indexable_rows(X)
         n = n_rows(X)
         if n != len(y):

@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import sklearn_riskcontrol.bandits.lowrank as lowrank
 from sklearn_riskcontrol.bandits import LowRankScoreCompleter
@@ -142,18 +141,50 @@ def test_als_ensemble_member_equals_plain_als(rank):
     M = rng.uniform(size=Y.shape) < 0.6
     ens = ALSEnsemble(Y.shape, rank=rank, n_members=3, drop_rate=0.2, ridge=0.3, random_state=0)
     r, c = np.nonzero(M)
-    ens.observe(r, c, Y[r, c])
+    # observed in two batches (the second overlapping the first): drops are drawn per new cell
+    ens.observe(r[: r.size // 2], c[: r.size // 2], Y[r[: r.size // 2], c[: r.size // 2]])
+    ens.observe(r[r.size // 3:], c[r.size // 3:], Y[r[r.size // 3:], c[r.size // 3:]])
     U0, V0 = ens.U.copy(), ens.V.copy()
     ens.fit(4)
+    n_dropped = 0
     for k in range(3):
-        Mk = M & ens._keep[k]
+        Mk = ens.member_mask(k)
+        assert not (Mk & ~M).any()
+        n_dropped += (M & ~Mk).sum()
         U, V = _plain_als(Y, Mk, U0[k], V0[k], 0.3, 4)
-        np.testing.assert_allclose(ens.U[k], U, rtol=1e-4, atol=1e-5)
-        np.testing.assert_allclose(ens.V[k], V, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(ens.U[k], U, rtol=0, atol=1e-8)
+        np.testing.assert_allclose(ens.V[k], V, rtol=0, atol=1e-8)
+    assert 0.1 < n_dropped / (3 * M.sum()) < 0.3  # about drop_rate of the cells, per member
     mean, std = ens.mean_std()
     P = np.einsum("kir,kjr->kij", ens.U, ens.V)
     np.testing.assert_allclose(mean, P.mean(0), atol=1e-10)
     np.testing.assert_allclose(std, P.std(0), atol=1e-6)
+
+
+def test_als_ensemble_warm_refit_continues_the_same_als():
+    """A refit after new cells equals plain ALS started from the previous factors."""
+    rng = np.random.default_rng(1)
+    Y = rng.uniform(size=(10, 14))
+    M = rng.uniform(size=Y.shape) < 0.5
+    ens = ALSEnsemble(Y.shape, rank=1, n_members=4, drop_rate=0.1, ridge=0.1, random_state=1)
+    r, c = np.nonzero(M)
+    ens.observe(r, c, Y[r, c])
+    ens.fit(5)
+    U1, V1 = ens.U.copy(), ens.V.copy()
+    J = np.flatnonzero(~M[3])[:4]
+    ens.observe(np.full(J.size, 3), J, Y[3, J])
+    # a re-observed cell takes its new score, dropped or not, in every member
+    r2, c2 = r[:5], c[:5]
+    Y[r2, c2] = 1.0 - Y[r2, c2]
+    ens.observe(r2, c2, Y[r2, c2])
+    ens.fit(2)
+    M[3, J] = True
+    for k in range(4):
+        Mk = ens.member_mask(k)
+        assert not (Mk & ~M).any()
+        U, V = _plain_als(Y, Mk, U1[k], V1[k], 0.1, 2)
+        np.testing.assert_allclose(ens.U[k], U, rtol=0, atol=1e-8)
+        np.testing.assert_allclose(ens.V[k], V, rtol=0, atol=1e-8)
 
 
 def test_als_ensemble_completes_rank_one_and_reports_uncertainty():
@@ -196,8 +227,3 @@ def test_completer_keeps_dataframe_column_names():
     comp = LowRankScoreCompleter(rank=1, random_state=0).fit(df)
     assert list(comp.feature_names_in_) == list(df.columns)
     assert comp.transform(df).shape == (20, 30)
-
-
-@parametrize_with_checks([LowRankScoreCompleter(rank=2, random_state=0)])
-def test_completer_sklearn_compatible(estimator, check):
-    check(estimator)

@@ -9,7 +9,6 @@ from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_riskcontrol.bandits import PULSE, UCBE, BestModelSelector
 
@@ -93,18 +92,23 @@ def test_errors():
         BestModelSelector([LogisticRegression().fit(X, y)], strategy=UCBE(budget=1000)).fit(X, y)
 
 
-@parametrize_with_checks(
-    [
-        BestModelSelector(
-            [LogisticRegression(), DecisionTreeClassifier(max_depth=2, random_state=0)],
-            random_state=0,
-        ),
-        BestModelSelector(
-            [Ridge(), DecisionTreeRegressor(max_depth=2, random_state=0)],
-            scoring=_within_one,
-            random_state=0,
-        ),
-    ]
-)
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
+# scikit-learn's estimator checks for BestModelSelector run in tests/test_estimator_checks.py.
+
+
+def test_dataframe_pool_and_side_information():
+    pd = pytest.importorskip("pandas")
+    X, y = make_classification(1500, n_features=6, n_informative=4, random_state=3)
+    Xdf = pd.DataFrame(X, columns=[f"f{k}" for k in range(6)])
+    models = [DecisionTreeClassifier(max_depth=d, random_state=0).fit(Xdf[:500], y[:500])
+              for d in (1, 3, 6)]
+    # side information: correctness of other (older) models on the same pool examples
+    older = [LogisticRegression(C=c).fit(X[:300], y[:300]) for c in (0.01, 0.1, 1.0, 10.0)]
+    side = np.array([m.predict(X[500:]) == y[500:] for m in older], dtype=float)
+    sel = BestModelSelector(models, random_state=0).fit(Xdf[500:], y[500:], side_scores=side)
+    assert list(sel.feature_names_in_) == list(Xdf.columns)
+    truth = [m.score(Xdf[500:], y[500:]) for m in models]
+    assert sel.best_index_ == int(np.argmax(truth))
+    assert sel.n_evaluations_ <= int(np.ceil(0.3 * 3 * 1000))
+    # with unfitted candidates the pool is a random split: side information cannot line up
+    with pytest.raises(ValueError, match="side_scores.*not fitted"):
+        BestModelSelector([LogisticRegression()]).fit(X, y, side_scores=side)

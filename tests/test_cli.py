@@ -1,5 +1,6 @@
 """Command line: subcommands on CSV tables, clear one-line errors."""
 
+import re
 import subprocess
 import sys
 
@@ -56,7 +57,8 @@ def test_bad_input_gives_one_line_error(tables, capsys):
 
 def test_module_entry_point_help():
     result = subprocess.run(
-        [sys.executable, "-m", "sklearn_riskcontrol", "--help"], capture_output=True, text=True
+        [sys.executable, "-m", "sklearn_riskcontrol", "--help"], capture_output=True, text=True,
+        check=False,
     )
     assert result.returncode == 0 and "demo" in result.stdout and "score" in result.stdout
 
@@ -65,3 +67,10 @@ def test_demo_quick_runs(capsys):
     assert main(["demo", "--quick"]) == 0
     out = capsys.readouterr().out
     assert "SCoRE-MDR" in out and "deployed on" in out
+    summary = out.split("Summary: what each number guarantees", 1)[1].split("\n\n")[0]
+    kinds = [line.split()[0] for line in summary.splitlines()[1:]]
+    # every method family reports its headline number with the guarantee it carries
+    assert kinds == ["deployed", "deployed", "covered", "certified", "selected", "identified"]
+    assert re.search(r"w\.p\. >= 0\.99\d+ every published set has coverage >= 0\.9", out)
+    assert "P(certified while error > 0.3) <= 0.1" in out
+    assert "simultaneous over the 60 models" in out

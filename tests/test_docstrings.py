@@ -17,6 +17,9 @@ MODULES = [
     "sklearn_riskcontrol.online",
     "sklearn_riskcontrol.autoeval",
     "sklearn_riskcontrol.plotting",
+    "sklearn_riskcontrol.bandits",
+    "sklearn_riskcontrol.bandits.lowrank",
+    "sklearn_riskcontrol.bandits.oracles",
 ]
 
 

@@ -20,16 +20,6 @@ from sklearn_riskcontrol.plotting._common import MATPLOTLIB_MISSING
 STRATEGIES = ("sps", "greedy", "aci", "dlr")
 
 
-@pytest.fixture()
-def plt():
-    matplotlib = pytest.importorskip("matplotlib")
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    yield plt
-    plt.close("all")
-
-
 @pytest.fixture(scope="module")
 def stream():
     """A classification-like stream: candidate scores, true-label scores and every strategy's run."""
@@ -191,3 +181,12 @@ def test_importing_plotting_does_not_import_matplotlib():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == MATPLOTLIB_MISSING
+
+
+def test_empty_streams_are_rejected_by_name(plt):
+    with pytest.raises(ValueError, match="`true_label_scores` is empty"):
+        plot_coverage({"sps": []}, [])
+    with pytest.raises(ValueError, match="`candidate_scores` is empty"):
+        plot_set_size({"sps": np.zeros(3)}, np.zeros((3, 0)))
+    with pytest.raises(ValueError, match=r"`thresholds_by_strategy\['sps'\]` must be an array of real"):
+        plot_thresholds({"sps": np.zeros(3) + 1j})

@@ -8,10 +8,16 @@ import pytest
 from sklearn_riskcontrol import RiskControlWarning
 from sklearn_riskcontrol._validation import (
     _as_1d_float,
+    as_float_array,
+    check_binary,
+    check_index,
+    check_indices,
     check_level,
     check_nonempty,
+    check_returned_scores,
     check_risks,
     check_same_length,
+    check_score_matrix,
     check_scores,
     check_weights,
     warn,
@@ -157,3 +163,67 @@ def test_warn_category_and_stacklevel():
     assert w.filename == __file__
     with pytest.warns(RiskControlWarning, match="nothing certified"):
         public_function()
+
+
+# ----------------------------------------------------------------------------------------------
+# score matrices and indices (best-model identification)
+# ----------------------------------------------------------------------------------------------
+
+
+def test_check_score_matrix_accepts_and_names_first_bad_cell():
+    S = [[0.0, 1.0, 0.5], [1.0, 0.0, 0.25]]
+    out = check_score_matrix(S, "scores")
+    assert out.dtype == float and out.shape == (2, 3)
+    with pytest.raises(ValueError, match=r"model 1, example 2.*complete\. use NaN"):
+        check_score_matrix([[0, 1, 0], [1, 0, np.nan]], "scores", nan_hint="use NaN")
+    with pytest.raises(ValueError, match=r"\[0, 1\]; entry \(model 0, example 1\) is 2\.0"):
+        check_score_matrix([[0, 2.0]], "scores")
+    with pytest.raises(ValueError, match=r"must be finite; entry \(model 0, example 0\)"):
+        check_score_matrix([[np.inf, 0.0]], "scores", allow_nan=True)
+    with pytest.raises(ValueError, match="must be 2-d"):
+        check_score_matrix([0.0, 1.0], "scores")
+    with pytest.raises(ValueError, match="is empty"):
+        check_score_matrix(np.empty((0, 3)), "scores")
+    kept = check_score_matrix([[np.nan, 7.0]], "scores", allow_nan=True, lower=None)
+    assert np.isnan(kept[0, 0]) and kept[0, 1] == 7.0
+
+
+def test_check_binary():
+    check_binary([[0.0, 1.0, np.nan]], "scores")
+    with pytest.raises(ValueError, match=r"binary.*entry \(model 0, example 1\) is 0\.5\. opt in"):
+        check_binary([[1.0, 0.5]], "scores", hint="opt in")
+
+
+def test_check_returned_scores():
+    np.testing.assert_array_equal(check_returned_scores([1, 0], 2, 3), [1.0, 0.0])
+    with pytest.raises(TypeError, match="returned None for model 3"):
+        check_returned_scores(None, 2, 3)
+    with pytest.raises(ValueError, match=r"returned 1 score\(s\) for model 3 but 2 example"):
+        check_returned_scores([1.0], 2, 3)
+    with pytest.raises(ValueError, match=r"must lie in \[0, 1\]"):
+        check_returned_scores([1.0, -0.5], 2, 3)
+
+
+def test_check_index_and_indices():
+    assert check_index(np.int64(2), "model", 3) == 2
+    with pytest.raises(ValueError, match=r"`model` must lie in \[0, 3\); got 3"):
+        check_index(3, "model", 3)
+    idx = check_indices(np.array([0, 4], dtype=np.int32), "examples", 5)
+    assert idx.dtype == np.int64 and list(idx) == [0, 4]
+    assert list(check_indices(2, "examples", 5)) == [2]
+    with pytest.raises(TypeError, match="integer indices"):
+        check_indices([0.5], "examples", 5)
+    with pytest.raises(ValueError, match=r"got values in \[-1, 4\]"):
+        check_indices([-1, 4], "examples", 5)
+    with pytest.raises(ValueError, match="must be 1-d"):
+        check_indices([[0]], "examples", 5)
+
+
+@pytest.mark.parametrize(
+    "values, error, pattern",
+    [("abc", TypeError, "got a string"), (["a", "b"], TypeError, "got strings"),
+     ([1 + 2j], ValueError, "Complex data not supported"), ([object()], TypeError, "must be")],
+)
+def test_as_float_array_rejects_non_numbers(values, error, pattern):
+    with pytest.raises(error, match=pattern):
+        as_float_array(values, "x")

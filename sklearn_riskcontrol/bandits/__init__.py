@@ -4,7 +4,8 @@ Array layer: :mod:`sklearn_riskcontrol.bandits.lowrank` (logistic factorization 
 factors, ALS ensemble). Scoring back-ends: :mod:`sklearn_riskcontrol.bandits.oracles`. Estimators:
 :class:`PULSE`, :class:`UCBE`, :class:`UCBELRF`, :class:`NaivePooling`, :class:`UniformSampling`,
 :class:`BestModelSelector`, :class:`LowRankScoreCompleter`. Synthetic benchmark matrices:
-:func:`make_score_matrix`. Plots: :mod:`sklearn_riskcontrol.bandits.plotting`.
+:func:`make_score_matrix` (and :func:`accuracy_curve`, :func:`budget_to_reach` to summarise
+runs). Plots: :mod:`sklearn_riskcontrol.plotting`.
 """
 
 from ._baselines import UniformSampling
@@ -13,7 +14,7 @@ from ._pulse import PULSE, NaivePooling, freedman_radius
 from ._selector import BestModelSelector
 from ._ucbe import UCBE, UCBELRF
 from .oracles import CallableOracle, EstimatorOracle, MatrixOracle, ScoreOracle, as_oracle
-from .simulate import make_score_matrix
+from .simulate import accuracy_curve, budget_to_reach, make_score_matrix
 
 __all__ = [
     "PULSE",
@@ -30,4 +31,6 @@ __all__ = [
     "as_oracle",
     "freedman_radius",
     "make_score_matrix",
+    "accuracy_curve",
+    "budget_to_reach",
 ]

@@ -9,10 +9,8 @@ queue, the fitted attributes are set from what has been paid for, and the except
 unchanged) and continues.
 """
 
-import sys
-import time
 from collections import deque
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
@@ -20,8 +18,9 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, RealNotInt
 from sklearn.utils.validation import check_is_fitted
 
-from ._checks import check_score_matrix
-from .oracles import MatrixOracle, ScoreOracle, as_oracle
+from .._progress import Progress
+from .._validation import check_score_matrix
+from .oracles import MatrixOracle, as_oracle
 
 
 def _argmax(values, priority):
@@ -56,8 +55,6 @@ class _RunState:
         self.hist_evals = []
         self.hist_best = []
         self.hist_arm = []
-        self.next_report = 0
-        self.t_start = time.perf_counter()
 
     def draw_uniform(self, i, b):
         """Next ``b`` examples of row ``i`` drawn uniformly without replacement from U_i."""
@@ -287,18 +284,17 @@ class _BaseStrategy(BaseEstimator):
         st.hist_evals.append(st.n_used)
         st.hist_best.append(self._best(st))
         st.hist_arm.append(int(arm))
-        if self.verbose and st.n_used >= st.next_report:
-            every = max(st.budget // (100 if self.verbose >= 2 else 10), 1)
-            st.next_report = (st.n_used // every + 1) * every
-            best = st.hist_best[-1]
-            means = self._current_means(st)
-            print(
-                f"[{type(self).__name__}] step {st.step:>6d}  evaluations {st.n_used:>9d}/"
-                f"{st.budget}  best model {best} (estimate {means[best]:.4f})  "
-                f"{time.perf_counter() - st.t_start:7.1f}s",
-                file=sys.stdout,
-                flush=True,
+        if not self.verbose:
+            return
+        bar = getattr(st, "progress", None)
+        if bar is None or bar.total != st.budget:  # new run, or a warm start with a new budget
+            bar = st.progress = Progress(
+                st.budget, verbose=self.verbose, desc=type(self).__name__, unit="evaluations"
             )
+        if bar.due(st.n_used):
+            best = st.hist_best[-1]
+            bar.update(st.n_used, step=st.step, best_model=best,
+                       estimate=f"{self._current_means(st)[best]:.4f}")
 
     def _finalize(self, st, completed):
         self.means_ = self._current_means(st).copy()

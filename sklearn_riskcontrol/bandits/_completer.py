@@ -3,7 +3,7 @@
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -12,7 +12,7 @@ from .lowrank import fit_logistic_factors, fit_model_factors, sigmoid
 __all__ = ["LowRankScoreCompleter"]
 
 
-class LowRankScoreCompleter(TransformerMixin, BaseEstimator):
+class LowRankScoreCompleter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Fill in the missing cells (NaN) of a model x example score matrix with a low-rank model.
 
     ``fit`` learns example factors (one row per model, one column per example) by the
@@ -136,6 +136,9 @@ class LowRankScoreCompleter(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, ensure_all_finite="allow-nan", dtype=float, reset=False)
+        return self._predict(X)
+
+    def _predict(self, X):
         if self.loss_ == "logistic":
             obs = X[~np.isnan(X)]
             if obs.size and (obs.min() < 0 or obs.max() > 1):
@@ -160,9 +163,9 @@ class LowRankScoreCompleter(TransformerMixin, BaseEstimator):
         -------
         X_filled : ndarray of shape (n_models, n_examples)
         """
-        pred = self.predict_scores(X)
+        check_is_fitted(self)
         X = validate_data(self, X, ensure_all_finite="allow-nan", dtype=float, reset=False)
-        return np.where(np.isnan(X), pred, X)
+        return np.where(np.isnan(X), self._predict(X), X)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -26,8 +26,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import _COMMON_ATTRS_DOC, _COMMON_PARAMS_DOC, _argmax, _BaseStrategy
-from .._validation import check_level
-from ._checks import check_binary
+from .._validation import as_float_array, check_binary, check_level
 from .oracles import MatrixOracle
 from .lowrank import (
     LowRankFactorization,
@@ -67,8 +66,19 @@ def freedman_radius(n_pulls, variance, delta):
     >>> float(freedman_radius(100, 0.25, 0.05).round(4))
     0.1626
     """
-    K = np.asarray(n_pulls, dtype=float)
-    v = np.asarray(variance, dtype=float)
+    delta = check_level(delta, "delta")
+    K = as_float_array(n_pulls, "n_pulls", "counts (a number or a 1-d array)")
+    v = as_float_array(variance, "variance", "variances (a number or a 1-d array)")
+    for name, arr in (("n_pulls", K), ("variance", v)):
+        if arr.ndim > 1:
+            raise ValueError(f"`{name}` must be a number or a 1-d array; got shape {arr.shape}.")
+    if K.ndim == v.ndim == 1 and K.shape != v.shape:
+        raise ValueError(f"Mismatched lengths: `n_pulls` has {K.size} entries, `variance` has {v.size}.")
+    if not np.all(np.isfinite(K) & (K >= 0)):
+        raise ValueError("`n_pulls` must be finite non-negative counts.")
+    # a variance is only used where K > 0 (K = 0 gives an infinite radius)
+    if not np.all(((np.isfinite(v) & (v >= 0)) | (K <= 0))):
+        raise ValueError("`variance` must be finite and non-negative.")
     L = np.log(2.0 / delta)
     with np.errstate(divide="ignore", invalid="ignore"):
         eps = (4.0 * L / 3.0 + np.sqrt((4.0 * L / 3.0) ** 2 + 8.0 * K * L * v)) / (2.0 * K)
@@ -128,7 +138,7 @@ class _LowRankBandit(_BaseStrategy):
 
     # ------------------------------------------------------------------ set-up
     def _init_run(self, st, side):
-        m, n = st.m, st.n
+        m = st.m
         w = self.batch_size * self.n_warmup
         need = int(np.minimum(st.n_avail, w).sum())
         if need > st.budget:

@@ -2,14 +2,14 @@
 
 from numbers import Real
 
-import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context, clone
-from sklearn.exceptions import NotFittedError
 from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_array, check_is_fitted, column_or_1d
 
+from .._validation import check_labels
+from .._wrapping import copy_feature_info, fit_clone, is_fitted
 from ._pulse import PULSE
 from .oracles import EstimatorOracle
 
@@ -17,13 +17,8 @@ __all__ = ["BestModelSelector"]
 
 
 def _is_fitted(est):
-    try:
-        check_is_fitted(est)
-    except NotFittedError:
-        return False
-    except TypeError:  # not a scikit-learn estimator: assume it is ready to predict
-        return True
-    return True
+    # an object without `fit` (duck-typed predictor) is taken as ready to predict
+    return is_fitted(est) or not hasattr(est, "fit")
 
 
 def _best_has(attr):
@@ -130,8 +125,9 @@ class BestModelSelector(MetaEstimatorMixin, BaseEstimator):
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
-        side_scores : array-like of shape (n_side_models, n_pool), default=None
-            Scores of other models on the same pool examples, passed to the strategy.
+        side_scores : array-like of shape (n_side_models, n_samples), default=None
+            Scores of other models on the same examples (the rows of ``X``), passed to the
+            strategy (side information for :class:`PULSE`). Requires fitted candidates.
 
         Returns
         -------
@@ -153,16 +149,23 @@ class BestModelSelector(MetaEstimatorMixin, BaseEstimator):
         n = _num_samples(X)
         if n < 2:
             raise ValueError(f"At least 2 samples are required to select a model; got n_samples = {n}.")
-        y = column_or_1d(y, warn=True)
+        y = column_or_1d(check_labels(y), warn=True)
         fitted = [_is_fitted(e) for e in self.estimators]
         if all(fitted):
             estimators, X_pool, y_pool = list(self.estimators), X, y
         else:
+            if side_scores is not None:
+                raise ValueError(
+                    "`side_scores` must have one column per pool example, but some candidates "
+                    "are not fitted, so (X, y) is split at random and the pool is unknown in "
+                    "advance; fit the candidates first (or wrap them in FrozenEstimator)."
+                )
             X_fit, X_pool, y_fit, y_pool = train_test_split(
                 X, y, test_size=self.calib_size, random_state=self.random_state
             )
             estimators = [
-                e if ok else clone(e).fit(X_fit, y_fit) for e, ok in zip(self.estimators, fitted)
+                e if ok else fit_clone(e, X_fit, y_fit, f"estimators[{k}]")
+                for k, (e, ok) in enumerate(zip(self.estimators, fitted))
             ]
         n_pool = _num_samples(X_pool)
         oracle = EstimatorOracle(
@@ -181,9 +184,11 @@ class BestModelSelector(MetaEstimatorMixin, BaseEstimator):
         self.best_estimator_ = estimators[self.best_index_]
         self.means_ = self.strategy_.means_
         self.n_evaluations_ = self.strategy_.n_evaluations_
-        for attr in ("n_features_in_", "feature_names_in_", "classes_"):
-            if hasattr(self.best_estimator_, attr):
-                setattr(self, attr, getattr(self.best_estimator_, attr))
+        copy_feature_info(self, self.best_estimator_, X)
+        if hasattr(self.best_estimator_, "classes_"):
+            self.classes_ = self.best_estimator_.classes_
+        elif hasattr(self, "classes_"):
+            del self.classes_
         return self
 
     @available_if(_best_has("predict"))

@@ -4,11 +4,21 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from ._base import _COMMON_ATTRS_DOC, _COMMON_PARAMS_DOC, _argmax, _BaseStrategy
 
 __all__ = ["UCBE", "UCBELRF"]
+
+_THREADPOOLS = []
+
+
+def _single_blas_thread():
+    # the ensemble's products are small: BLAS threads only cost here. The controller is built
+    # once (discovering the loaded libraries takes milliseconds, more than a refit step).
+    if not _THREADPOOLS:
+        _THREADPOOLS.append(ThreadpoolController())
+    return _THREADPOOLS[0].limit(limits=1, user_api="blas")
 
 
 class UCBE(_BaseStrategy):
@@ -118,8 +128,9 @@ class UCBELRF(_BaseStrategy):
     the largest ``R``, and refits the ensemble (warm-started). The model maximising
     ``(1/n)[sum_(O_i) S + sum_(U_i) E_hat]`` is returned; this estimate is biased (use
     :class:`PULSE` for unbiased estimates and intervals). Each step costs
-    ``O(n_members * n_models * n_examples * rank^2 * n_sweeps)``: meant for matrices of up to a
-    few hundred thousand cells. Scores may be fractional in [0, 1].
+    ``O(n_members * n_models * n_examples * rank^2 * refit_sweeps)``: meant for matrices of up to
+    a few hundred thousand cells (150 x 800 to 25% of the cells: about 5 s).
+    Scores may be fractional in [0, 1].
 
     Parameters
     ----------
@@ -137,7 +148,12 @@ class UCBELRF(_BaseStrategy):
     ridge : float, default=0.1
         Ridge penalty of both ALS solves.
     n_sweeps : int, default=10
-        ALS sweeps per (re)fit.
+        ALS sweeps of the first fit (after the warm-up).
+    refit_sweeps : int, default=2
+        ALS sweeps of each refit after a batch. Refits continue from the previous factors (warm
+        start): one batch moves the ALS solution little, so a few sweeps reach what
+        ``n_sweeps`` sweeps per refit give (Zhou et al. do not state a number of sweeps;
+        ``benchmarks/bench_bandits_lrf.py --check-sweeps`` compares both).
 
     Attributes
     ----------
@@ -172,6 +188,7 @@ class UCBELRF(_BaseStrategy):
         "drop_rate": [Interval(Real, 0, 1, closed="left")],
         "ridge": [Interval(Real, 0, None, closed="neither")],
         "n_sweeps": [Interval(Integral, 1, None, closed="left")],
+        "refit_sweeps": [Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(
@@ -186,6 +203,7 @@ class UCBELRF(_BaseStrategy):
         drop_rate=0.05,
         ridge=0.1,
         n_sweeps=10,
+        refit_sweeps=2,
         random_state=None,
         verbose=0,
         warm_start=False,
@@ -199,6 +217,7 @@ class UCBELRF(_BaseStrategy):
         self.drop_rate = drop_rate
         self.ridge = ridge
         self.n_sweeps = n_sweeps
+        self.refit_sweeps = refit_sweeps
         self.random_state = random_state
         self.verbose = verbose
         self.warm_start = warm_start
@@ -235,8 +254,7 @@ class UCBELRF(_BaseStrategy):
         st.est = np.full(m, -np.inf)
 
     def _refresh(self, st):
-        E, R = st.ens.mean_std()
-        E, R = E[: st.m], R[: st.m]
+        E, R = st.ens.mean_std(rows=slice(0, st.m))  # side models' rows are not needed
         U = st.free & ~st.obs
         with np.errstate(invalid="ignore", divide="ignore"):
             pred = np.einsum("ij,ij->i", U, E)
@@ -247,7 +265,7 @@ class UCBELRF(_BaseStrategy):
         st.E, st.R = E, R
 
     def _end_warmup(self, st):
-        with threadpool_limits(1, user_api="blas"):  # small products: threads only cost here
+        with _single_blas_thread():
             st.ens.fit(self.n_sweeps)
             self._refresh(st)
 
@@ -275,8 +293,8 @@ class UCBELRF(_BaseStrategy):
         st.sums += np.bincount(rows, weights=values, minlength=st.m)
         st.ens.observe(rows, cols, values)
         if ctx != "warmup":
-            with threadpool_limits(1, user_api="blas"):
-                st.ens.fit(self.n_sweeps)
+            with _single_blas_thread():
+                st.ens.fit(self.refit_sweeps)
                 self._refresh(st)
 
     def _current_means(self, st):

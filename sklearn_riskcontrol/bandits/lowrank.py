@@ -30,7 +30,13 @@ observed and as CSR sparse matrices otherwise, so one Newton step costs
 import numpy as np
 import scipy.sparse as sp
 
-from ._checks import check_score_matrix
+from .._validation import (
+    as_float_array,
+    check_indices,
+    check_same_length,
+    check_score_matrix,
+    check_scores,
+)
 
 __all__ = [
     "sigmoid",
@@ -65,13 +71,19 @@ def _outer_flat(X):
 def sigmoid(x):
     """Logistic function, ``0.5 * (1 + tanh(x / 2))`` (fast and overflow-free in float64).
 
+    Elementwise on any shape, like ``scipy.special.expit``: ``-inf -> 0``, ``+inf -> 1``,
+    NaN stays NaN. Non-real input (strings, complex) raises ``TypeError``.
+
     Examples
     --------
     >>> from sklearn_riskcontrol.bandits.lowrank import sigmoid
     >>> sigmoid([-1000.0, 0.0, 1000.0])
     array([0. , 0.5, 1. ])
     """
-    return 0.5 + 0.5 * np.tanh(0.5 * np.asarray(x))
+    x = np.asarray(x)
+    if x.dtype.kind not in "biuf":
+        raise TypeError(f"`x` must hold real numbers; got dtype {x.dtype}.")
+    return 0.5 + 0.5 * np.tanh(0.5 * x)
 
 
 def _cell_loss(eta, y, loss):
@@ -140,15 +152,18 @@ def _newton_loop(W, eta_of, obj_of, grad_hess_of, ridge, loss, n_iter, tol):
         if loss == "squared":  # quadratic: the Newton step is exact
             return W - delta
         step = np.ones(R)
+        # near the optimum a Newton step changes the objective by less than its rounding error,
+        # so "no increase" is judged up to that error (otherwise the last steps are refused)
+        slack = 1e-12 * np.abs(obj)
         for _ls in range(30):
             W_new = W - step[:, None] * delta
             eta_new = eta_of(W_new)
             obj_new = obj_of(eta_new, W_new)
-            bad = obj_new > obj + 1e-12 * np.abs(obj)
+            bad = obj_new > obj + slack
             if not bad.any():
                 break
             step[bad] *= 0.5
-        bad_final = obj_new > obj
+        bad_final = obj_new > obj + slack
         if bad_final.any():
             W_new[bad_final] = W[bad_final]
             eta_new = eta_of(W_new)
@@ -646,9 +661,11 @@ def fit_model_factors(scores, example_factors, example_bias=None, *, ridge=1.0, 
     ((2, 1), True)
     """
     _check_common(0, ridge, loss)
-    V = np.asarray(example_factors, dtype=float)
+    V = as_float_array(example_factors, "example_factors", "a 2-d array (n_examples, rank)")
     if V.ndim != 2:
         raise ValueError(f"`example_factors` must be 2-d (n_examples, rank); got shape {V.shape}.")
+    if V.shape[1] == 0 or not np.isfinite(V).all():
+        raise ValueError(f"`example_factors` must be finite with at least one column; got shape {V.shape}.")
     Y = check_score_matrix(scores, "scores", allow_nan=True, lower=0.0 if loss == "logistic" else None)
     if Y.shape[1] != V.shape[0]:
         raise ValueError(
@@ -675,10 +692,18 @@ class ALSEnsemble:
 
     Member ``k`` fits ``min sum_{(i,j) in O_k} (U_k[i] . V_k[j] - S[i, j])^2 + ridge (|U_k|^2 +
     |V_k|^2)`` where ``O_k`` is the observed set with a random ``drop_rate`` of its cells left out
-    (each cell is dropped independently, once and for all, so a member stays the same bootstrap
-    replicate as new cells are observed). All members are solved together (batched matrix
-    products); memory and time per sweep are ``O(n_members * n_models * n_examples * rank^2)``, so
-    this is meant for matrices of up to a few hundred thousand cells.
+    (each cell is dropped independently, once and for all when it is first observed, so a member
+    stays the same bootstrap replicate as new cells arrive).
+
+    All members are solved together. The normal equations of every (row, member) pair are the
+    sums over *all* observed cells, which for all members at once are two dense matrix products
+    ``S_obs @ [V_1 ... V_K]`` and ``O @ [V_1 V_1^T ... V_K V_K^T]`` (BLAS, float64), minus the
+    contributions of each member's dropped cells (only ``drop_rate`` of the observed cells, added
+    up with :func:`numpy.bincount`); rank 1 then has the closed form ``u = rhs / (gram + ridge)``,
+    higher ranks a batched ``r x r`` solve. A sweep costs ``O(n_models * n_examples * n_members *
+    rank^2)`` flops in matrix products, so this is meant for matrices of up to a few hundred
+    thousand cells. :meth:`fit` continues from the current factors (warm start): after a few new
+    cells a couple of sweeps suffice (see :class:`~sklearn_riskcontrol.bandits.UCBELRF`).
 
     Parameters
     ----------
@@ -720,58 +745,124 @@ class ALSEnsemble:
         self.n_members = int(n_members)
         self.drop_rate = float(drop_rate)
         self.ridge = float(ridge)
-        rng = check_random_state(random_state)
+        self._rng = check_random_state(random_state)
         K = self.n_members
-        self._keep = rng.uniform(size=(K, m, n)) >= drop_rate
-        self._KM = np.zeros((K, m, n), dtype=np.float32)  # keep & observed
-        self._KY = np.zeros((K, m, n), dtype=np.float32)  # keep & observed, times the score
+        self._Y = np.zeros((m, n))  # observed scores, 0 elsewhere
+        self._O = np.zeros((m, n))  # observation mask as 0/1 floats
+        self._YT = np.zeros((n, m))  # contiguous transposes for the example-side solves
+        self._OT = np.zeros((n, m))
+        # dropped cells, appended in place (capacity doubles): keys row * K + member and
+        # col * K + member, and the cell's score
+        self._n_drop = 0
+        self._drop_keys = np.zeros((2, 1024), dtype=np.int64)
+        self._drop_y = np.zeros(1024)
         scale = 1.0 / np.sqrt(rank)
-        self.U = (scale * rng.uniform(0.5, 1.5, size=(K, m, rank))).astype(np.float64)
-        self.V = (scale * rng.uniform(0.5, 1.5, size=(K, n, rank))).astype(np.float64)
+        # stored (row, member, rank) so that all members form one (row, member * rank) matrix
+        self._U = scale * self._rng.uniform(0.5, 1.5, size=(m, K, rank))
+        self._V = scale * self._rng.uniform(0.5, 1.5, size=(n, K, rank))
         self.fitted = False
 
-    def observe(self, rows, cols, values):
-        """Add observed cells (scores of ``(rows[k], cols[k])``)."""
-        rows = np.asarray(rows, dtype=np.int64)
-        cols = np.asarray(cols, dtype=np.int64)
-        values = np.asarray(values, dtype=np.float32)
-        keep = self._keep[:, rows, cols]
-        self._KM[:, rows, cols] = keep
-        self._KY[:, rows, cols] = keep * values[None, :]
+    @property
+    def U(self):
+        """Model factors, shape (n_members, n_models, rank) (a view)."""
+        return self._U.transpose(1, 0, 2)
 
-    def _solve(self, A, AY, F):
-        # rows of the left factor given the right factor F (K, C, r); A, AY: (K, R, C)
-        K, C, r = F.shape
-        Ff = F.astype(np.float32)
-        rhs = np.matmul(AY, Ff).astype(np.float64)
+    @property
+    def V(self):
+        """Example factors, shape (n_members, n_examples, rank) (a view)."""
+        return self._V.transpose(1, 0, 2)
+
+    def observe(self, rows, cols, values):
+        """Add observed cells (scores of ``(rows[k], cols[k])``); re-observing a cell updates it."""
+        m, n = self.shape
+        rows, cols = check_indices(rows, "rows", m), check_indices(cols, "cols", n)
+        values = check_scores(values, "values")
+        check_same_length(rows=rows, cols=cols, values=values)
+        K = self.n_members
+        seen = self._O[rows, cols] > 0
+        new = np.unique((rows * n + cols)[~seen])
+        self._Y[rows, cols] = self._YT[cols, rows] = values
+        self._O[rows, cols] = self._OT[cols, rows] = 1.0
+        if seen.any() and self._n_drop:  # re-observed cells: refresh the dropped scores
+            rk, ck = self._drop_keys[:, : self._n_drop] // K
+            self._drop_y[: self._n_drop] = self._Y[rk, ck]
+        if self.drop_rate > 0 and new.size:
+            # the drop decisions of a cell are drawn once, when it is first observed
+            k, c = np.nonzero(self._rng.uniform(size=(K, new.size)) < self.drop_rate)
+            i, j = np.divmod(new[c], n)
+            end = self._n_drop + k.size
+            if end > self._drop_y.size:
+                cap = max(end, 2 * self._drop_y.size)
+                keys = np.zeros((2, cap), dtype=np.int64)
+                keys[:, : self._n_drop] = self._drop_keys[:, : self._n_drop]
+                dy = np.zeros(cap)
+                dy[: self._n_drop] = self._drop_y[: self._n_drop]
+                self._drop_keys, self._drop_y = keys, dy
+            self._drop_keys[0, self._n_drop: end] = i * K + k
+            self._drop_keys[1, self._n_drop: end] = j * K + k
+            self._drop_y[self._n_drop: end] = self._Y[i, j]
+            self._n_drop = end
+
+    def member_mask(self, k):
+        """Boolean (n_models, n_examples) mask of the cells member ``k`` is fitted on."""
+        M = self._O > 0
+        rk, ck = self._drop_keys[:, : self._n_drop]
+        sel = rk % self.n_members == k
+        M[rk[sel] // self.n_members, ck[sel] // self.n_members] = False
+        return M
+
+    def _half_step(self, Y, O, F, key, other_key, dy):
+        """Ridge solves of all (row, member) pairs given the other side's factors ``F``.
+
+        ``Y``, ``O``: (R, C) observed scores and mask; ``F``: (C, K, r); ``key``/``other_key``:
+        ``row * K + member`` / ``col * K + member`` of each dropped cell, ``dy`` its score.
+        """
+        C, K, r = F.shape
+        R = Y.shape[0]
+        Ff = F.reshape(C, K * r)
+        FF = Ff * Ff if r == 1 else (F[:, :, :, None] * F[:, :, None, :]).reshape(C, K * r * r)
+        rhs = (Y @ Ff).reshape(R * K, r)
+        gram = (O @ FF).reshape(R * K, r * r)
+        if dy.size:
+            # take out every member's dropped cells (a small fraction of the observed ones)
+            Fd = F.reshape(C * K, r)[other_key]
+            FFd = FF.reshape(C * K, r * r)[other_key]
+            for a in range(r):
+                rhs[:, a] -= np.bincount(key, weights=dy * Fd[:, a], minlength=R * K)
+            for a in range(r * r):
+                gram[:, a] -= np.bincount(key, weights=FFd[:, a], minlength=R * K)
         if r == 1:
-            den = np.matmul(A, Ff * Ff).astype(np.float64)
-            return rhs / (den + self.ridge)
-        FF = (Ff[:, :, :, None] * Ff[:, :, None, :]).reshape(K, C, r * r)
-        G = np.matmul(A, FF).astype(np.float64).reshape(K, A.shape[1], r, r)
-        G += self.ridge * np.eye(r)
-        return _solve_batched(G, rhs)
+            return (rhs / (gram + self.ridge)).reshape(R, K, 1)
+        gram = gram.reshape(R * K, r, r) + self.ridge * np.eye(r)
+        return _solve_batched(gram, rhs).reshape(R, K, r)
 
     def fit(self, n_sweeps=10):
-        """Run ``n_sweeps`` alternating sweeps (warm-started from the previous fit)."""
-        KMT = self._KM.transpose(0, 2, 1)
-        KYT = self._KY.transpose(0, 2, 1)
+        """Run ``n_sweeps`` alternating sweeps, continuing from the current factors."""
+        rk, ck = self._drop_keys[:, : self._n_drop]
+        dy = self._drop_y[: self._n_drop]
         for _ in range(int(n_sweeps)):
-            self.U = self._solve(self._KM, self._KY, self.V)
-            self.V = self._solve(KMT, KYT, self.U)
+            self._U = self._half_step(self._Y, self._O, self._V, rk, ck, dy)
+            self._V = self._half_step(self._YT, self._OT, self._U, ck, rk, dy)
         self.fitted = True
         return self
 
-    def mean_std(self):
-        """Ensemble mean and standard deviation of ``U_k V_k^T`` (both of shape (m, n))."""
-        K, m, r = self.U.shape
-        n = self.V.shape[1]
-        Uc = self.U.transpose(1, 0, 2).reshape(m, K * r)
-        Vc = self.V.transpose(1, 0, 2).reshape(n, K * r)
+    def mean_std(self, rows=None):
+        """Ensemble mean and standard deviation of ``U_k V_k^T`` (both of shape (m, n)).
+
+        ``rows`` (a slice or index array) restricts both to those models.
+        """
+        U = self._U if rows is None else self._U[rows]
+        m, K, r = U.shape
+        n = self._V.shape[0]
+        Uc = U.reshape(m, K * r)
+        Vc = self._V.reshape(n, K * r)
         mean = (Uc @ Vc.T) / K
-        UU = (self.U[:, :, :, None] * self.U[:, :, None, :]).transpose(1, 0, 2, 3).reshape(m, K * r * r)
-        VV = (self.V[:, :, :, None] * self.V[:, :, None, :]).transpose(1, 0, 2, 3).reshape(n, K * r * r)
-        second = (UU @ VV.T) / K
+        if r == 1:
+            second = ((Uc * Uc) @ (Vc * Vc).T) / K
+        else:
+            UU = (U[:, :, :, None] * U[:, :, None, :]).reshape(m, K * r * r)
+            VV = (self._V[:, :, :, None] * self._V[:, :, None, :]).reshape(n, K * r * r)
+            second = (UU @ VV.T) / K
         std = np.sqrt(np.maximum(second - mean * mean, 0.0))
         return mean, std
 

@@ -17,7 +17,13 @@ before is kept; the strategies use this to stop cleanly and to ``resume()``.
 
 import numpy as np
 
-from ._checks import check_index, check_indices, check_returned_scores, check_score_matrix
+from .._validation import (
+    check_labels,
+    check_index,
+    check_indices,
+    check_returned_scores,
+    check_score_matrix,
+)
 
 __all__ = ["ScoreOracle", "MatrixOracle", "EstimatorOracle", "CallableOracle", "as_oracle"]
 
@@ -324,7 +330,7 @@ class EstimatorOracle(ScoreOracle):
         if scoring is not None and not callable(scoring):
             raise TypeError(f"`scoring` must be None or a callable (y_true, y_pred) -> scores; got {scoring!r}.")
         n = _num_samples(X)
-        y = np.asarray(y)
+        y = check_labels(y)
         if y.ndim != 1 and not (y.ndim == 2 and y.shape[1] == 1):
             raise ValueError(f"`y` must be 1-d; got shape {y.shape}.")
         y = y.ravel()

@@ -87,7 +87,7 @@ def make_score_matrix(
             raise ValueError(f"`{name}` must be an integer >= 2; got {val!r}.")
     if not isinstance(n_side_models, (int, np.integer)) or n_side_models < 0:
         raise ValueError(f"`n_side_models` must be a non-negative integer; got {n_side_models!r}.")
-    if not (0 <= gap < 1):
+    if isinstance(gap, bool) or not isinstance(gap, (int, float, np.integer, np.floating)) or not (0 <= gap < 1):
         raise ValueError(f"`gap` must lie in [0, 1); got {gap!r}.")
     if not (0 <= guess < 1):
         raise ValueError(f"`guess` must lie in [0, 1); got {guess!r}.")

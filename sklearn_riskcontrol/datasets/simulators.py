@@ -21,6 +21,8 @@ from sklearn.ensemble import RandomForestRegressor
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils import Bunch, check_random_state
 
+from .._validation import check_number
+
 __all__ = ["ScoreSetting", "make_score_setting"]
 
 _N_FEATURES = 20
@@ -367,8 +369,7 @@ def make_score_setting(
         raise ValueError(f"`setting` must be an integer in 1..6 (paper Table 1); got {setting!r}.")
     if reward not in ("squared", "constant"):
         raise ValueError(f"`reward` must be 'squared' or 'constant'; got {reward!r}.")
-    if int(n_train) < 2:
-        raise ValueError(f"`n_train` must be an integer >= 2; got {n_train!r}.")
+    n_train = check_number(n_train, "n_train", integer=True, minimum=2)
     rng = check_random_state(random_state)
     sim = ScoreSetting(
         setting=int(setting),

@@ -30,7 +30,9 @@ import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from scipy import optimize
 
+from .._progress import Progress
 from .._validation import (
+    as_float_array,
     check_level,
     check_nonempty,
     check_number,
@@ -136,9 +138,9 @@ def effective_observations(loss_labeled, loss_judge_labeled, loss_judge_unlabele
     h, g, u, _ = _check_losses(loss_labeled, loss_judge_labeled, loss_judge_unlabeled, "plus")
     if g is None or u is None:
         raise ValueError("`loss_judge_labeled` and `loss_judge_unlabeled` are required.")
-    rho = np.atleast_1d(np.asarray(rho, dtype=float))
-    if rho.ndim != 1 or np.any(~np.isfinite(rho)) or np.any((rho < 0) | (rho > 1)):
-        raise ValueError("`rho` must be reliance factors in [0, 1].")
+    rho = np.atleast_1d(as_float_array(rho, "rho", "reliance factors in [0, 1]"))
+    if rho.ndim != 1 or rho.size == 0 or np.any(~np.isfinite(rho)) or np.any((rho < 0) | (rho > 1)):
+        raise ValueError("`rho` must be a non-empty 1-d array of reliance factors in [0, 1].")
     return _observations(h, g, u, rho)
 
 
@@ -550,11 +552,12 @@ def _as_table(x, name):
     """Rows of a (K, n) table; a list/tuple of 1-d rows (possibly ragged) is accepted."""
     if x is None:
         return None
+    what = "a 2-d table of numbers (n_candidates, n_examples)"
     if isinstance(x, (list, tuple)) and not all(np.ndim(row) == 1 for row in x):
-        x = np.asarray(x, dtype=float)
+        x = as_float_array(x, name, what)
     if isinstance(x, (list, tuple)):
-        return [np.asarray(row, dtype=float) for row in x]
-    arr = np.asarray(x, dtype=float)
+        return [as_float_array(row, name, what) for row in x]
+    arr = as_float_array(x, name, what)
     if arr.ndim != 2:
         raise ValueError(
             f"`{name}` must be a 2-d table (n_candidates, n_examples); got shape {arr.shape}."
@@ -573,7 +576,8 @@ def _one_candidate(k, h, g, u, alpha, level, method, strategy, n_rho, rho_grid, 
 
 def rautoeval_select(loss_labeled, loss_judge_labeled=None, loss_judge_unlabeled=None, *, alpha,
                      delta, procedure="fst", cost=None, method="plus", betting="up", n_rho=10,
-                     rho_grid=None, rho_prior=None, early_stopping=False, n_jobs=None):
+                     rho_grid=None, rho_prior=None, early_stopping=False, n_jobs=None,
+                     verbose=0):
     """Risk-controlled model selection over loss tables (one R-AutoEval+ test per candidate).
 
     Parameters
@@ -603,6 +607,9 @@ def rautoeval_select(loss_labeled, loss_judge_labeled=None, loss_judge_unlabeled
         Candidates tested in parallel with joblib (FST evaluates batches of ``n_jobs`` and
         stops after the batch with the first failure; the result does not depend on
         ``n_jobs``).
+    verbose : int, default=0
+        Report progress over the candidates (a tqdm bar in a terminal or notebook, else a line
+        at about every 10% of the candidates).
 
     Returns
     -------
@@ -666,9 +673,11 @@ def rautoeval_select(loss_labeled, loss_judge_labeled=None, loss_judge_unlabeled
         )
     results = [None] * K
     jobs = effective_n_jobs(n_jobs)
+    bar = Progress(K, verbose=verbose, desc="rautoeval_select", unit="candidates")
     if jobs == 1:
         for k in range(K):
             results[k] = job(k)
+            bar.update(k + 1, pvalue=results[k].pvalue)
             if procedure == "fst" and not results[k].certified:
                 break
     else:
@@ -676,10 +685,17 @@ def rautoeval_select(loss_labeled, loss_judge_labeled=None, loss_judge_unlabeled
             batch = K if procedure == "bonferroni" else jobs
             for start in range(0, K, batch):
                 ks = range(start, min(K, start + batch))
-                for k, res in zip(ks, parallel(delayed(job)(k) for k in ks)):
+                # A module-level task with one candidate's rows: every backend can pickle it.
+                tasks = (delayed(_one_candidate)(
+                    k, H[k], None if G is None else G[k], None if U is None else U[k], alpha,
+                    level, method, strategy, n_rho, rho_grid, rho_prior, early_stopping,
+                ) for k in ks)
+                for k, res in zip(ks, parallel(tasks)):
                     results[k] = res
+                bar.update(ks[-1] + 1)
                 if procedure == "fst" and not all(results[k].certified for k in ks):
                     break
+    bar.close()
     pvalues = np.full(K, np.nan)
     for k, res in enumerate(results):
         if res is not None:

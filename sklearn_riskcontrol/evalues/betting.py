@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-from .._validation import _as_1d_float, check_level, check_number
+from .._validation import _as_1d_float, as_float_array, check_level, check_number
 
 __all__ = [
     "WSR",
@@ -486,7 +486,7 @@ def _run_loop(q, alpha, lower, upper, strategy, delta, n_total, monotone, log_pr
 
 
 def _as_rows(observations, name="observations"):
-    q = np.asarray(observations, dtype=float)
+    q = as_float_array(observations, name, "a 1-d or 2-d array of numbers")
     if q.ndim == 1:
         return q[None, :], True
     if q.ndim != 2:
@@ -609,6 +609,18 @@ def _log_prior(prior, rows):
     return np.log(w) - np.log(w.sum())
 
 
+def _check_log_wealth(log_wealth):
+    """2-d float log-wealth; -inf (wealth 0) is legal, NaN and +inf are not."""
+    lw = as_float_array(log_wealth, "log_wealth", "a 2-d array (S, n) of log-wealth")
+    if lw.ndim != 2:
+        raise ValueError(f"`log_wealth` must be 2-d (S, n); got shape {lw.shape}.")
+    if lw.shape[0] == 0:
+        raise ValueError("`log_wealth` is empty: at least one e-process (row) is required.")
+    if np.isnan(lw).any() or np.isposinf(lw).any():
+        raise ValueError("`log_wealth` must not contain NaN or +inf (-inf = zero wealth is allowed).")
+    return lw
+
+
 def mixture_log_eprocess(log_wealth, prior=None):
     """Log of the prior mixture ``E_i = sum_s w_s0 E_s,i`` of e-processes (logsumexp).
 
@@ -635,9 +647,7 @@ def mixture_log_eprocess(log_wealth, prior=None):
     >>> np.exp(mixture_log_eprocess(lw)).round(6)
     array([1., 3.])
     """
-    lw = np.asarray(log_wealth, dtype=float)
-    if lw.ndim != 2:
-        raise ValueError(f"`log_wealth` must be 2-d (S, n); got shape {lw.shape}.")
+    lw = _check_log_wealth(log_wealth)
     lp = _log_prior(prior, lw.shape[0])
     return _logsumexp(lp[:, None] + lw, axis=0)
 
@@ -665,9 +675,8 @@ def mixture_weights(log_wealth, prior=None):
     array([[0.5  , 0.667],
            [0.5  , 0.333]])
     """
-    lw = np.asarray(log_wealth, dtype=float)
-    if lw.ndim != 2:
-        raise ValueError(f"`log_wealth` must be 2-d (S, n); got shape {lw.shape}.")
+    lw = _check_log_wealth(log_wealth)
     lp = _log_prior(prior, lw.shape[0])
     prev = np.concatenate([np.zeros((lw.shape[0], 1)), lw[:, :-1]], axis=1) + lp[:, None]
+    prev = prev[:, : lw.shape[1]]  # n = 0 rounds: no column
     return np.exp(prev - _logsumexp(prev, axis=0)[None, :])

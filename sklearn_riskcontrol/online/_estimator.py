@@ -13,7 +13,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from .._validation import warn
+from .._validation import check_labels, warn
 from .._wrapping import copy_feature_info, indexable_rows, is_fitted, n_rows
 from ._learners import STRATEGIES, make_learner
 
@@ -318,7 +318,7 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
                 f"{type(self).__name__} requires y to be passed, but the target y is None: the "
                 "replay needs the true labels."
             )
-        return self._fit(X, column_or_1d(y, warn=True))
+        return self._fit(X, column_or_1d(check_labels(y), warn=True))
 
     def _fit(self, X, y):
         check_classification_targets(y)
@@ -417,7 +417,7 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
                 f"{type(self).__name__}.partial_fit requires y (the feedback: true label, or -1 "
                 "for a miss), but the target y is None."
             )
-        y = column_or_1d(y, warn=True)
+        y = column_or_1d(check_labels(y), warn=True)
         X = _rows(X)
         n = n_rows(X)
         if n != len(y):

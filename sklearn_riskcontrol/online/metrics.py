@@ -3,7 +3,9 @@
 Conventions: the set of round ``t`` is ``{y : f(x_t, y) >= tau_t}``; ``alpha`` is the tolerated
 miscoverage; the oracle threshold is ``tau* = sup{tau : G*(tau) <= alpha}`` with ``G*`` the CDF
 of the true label's score. The miscoverage of a threshold is ``P[s < tau]`` (equal to the
-paper's ``G*(tau)`` for continuous scores, and exact under ties).
+paper's ``G*(tau)`` for continuous scores, and exact under ties). Thresholds may be infinite
+(``-inf`` = full set, ``+inf`` = empty set), never NaN; an empty run of thresholds gives an
+undercoverage count of 0 and an empty regret curve.
 """
 
 import math
@@ -13,6 +15,7 @@ import numpy as np
 
 from .._validation import (
     _as_1d_float,
+    as_float_array,
     check_level,
     check_nonempty,
     check_number,
@@ -115,14 +118,14 @@ def set_sizes(candidate_scores, thresholds):
     >>> set_sizes([[0.7, 0.2, 0.1], [0.4, 0.35, 0.25]], [0.15, 0.3])
     array([2, 2])
     """
-    S = np.asarray(candidate_scores, dtype=float)
+    S = as_float_array(candidate_scores, "candidate_scores", "a 2-d array of numbers")
     if S.ndim != 2:
         raise ValueError(
             "`candidate_scores` must be 2-d (rows = rounds, columns = candidates); got shape "
             f"{S.shape}."
         )
-    if np.isnan(S).any():
-        raise ValueError("`candidate_scores` contains NaN.")
+    if not np.isfinite(S).all():
+        raise ValueError("`candidate_scores` must be finite (contains NaN or inf).")
     tau = _thresholds(np.broadcast_to(thresholds, (len(S),)) if np.ndim(thresholds) == 0 else thresholds)
     if S.shape[0] != len(tau):
         raise ValueError(
@@ -178,8 +181,8 @@ def undercoverage_count(thresholds, tau_star):
     1
     """
     tau = _thresholds(thresholds)
-    if isinstance(tau_star, bool) or not isinstance(tau_star, numbers.Real) or math.isnan(tau_star):
-        raise TypeError(f"`tau_star` must be a real number; got {tau_star!r}.")
+    if isinstance(tau_star, bool) or not isinstance(tau_star, numbers.Real) or not math.isfinite(tau_star):
+        raise TypeError(f"`tau_star` must be a finite real number; got {tau_star!r}.")
     return int(np.sum(tau > float(tau_star)))
 
 

@@ -1,12 +1,21 @@
-"""Figures for the methods of the library.
+"""Figures for the methods of the library, as in their papers.
 
-Optional dependency: ``pip install 'sklearn-riskcontrol[plot]'`` (matplotlib). Every function
-draws on a given matplotlib ``ax`` (or a new figure) and returns the axes.
-matplotlib is imported only when a function is called.
+* SCoRE: :func:`plot_risk_vs_alpha`, :func:`plot_deployment_vs_alpha`;
+* R-AutoEval(+): :func:`plot_eprocess`, :func:`plot_rho_weights`;
+* SPS (online prediction sets): :func:`plot_thresholds`, :func:`plot_coverage`,
+  :func:`plot_set_size`, :func:`plot_regret`;
+* best-model identification: :func:`plot_accuracy_vs_budget`, :func:`plot_evaluations_per_model`.
+
+Optional dependency: ``pip install 'sklearn-riskcontrol[plot]'`` (matplotlib), imported only
+when a function is called. Every function validates its inputs, draws on the matplotlib axes
+given as ``ax=`` (default: a new figure), labels the axes, adds a legend when curves are labeled
+(keys of a ``{label: values}`` dict) and returns the axes; titles are left to the caller.
 """
 
 from ._autoeval import plot_eprocess, plot_rho_weights
+from ._bandits import plot_accuracy_vs_budget, plot_evaluations_per_model
 from ._online import plot_coverage, plot_regret, plot_set_size, plot_thresholds
+from ._score import plot_deployment_vs_alpha, plot_risk_vs_alpha
 
 __all__ = [
     "plot_thresholds",
@@ -15,4 +24,8 @@ __all__ = [
     "plot_regret",
     "plot_eprocess",
     "plot_rho_weights",
+    "plot_accuracy_vs_budget",
+    "plot_evaluations_per_model",
+    "plot_risk_vs_alpha",
+    "plot_deployment_vs_alpha",
 ]

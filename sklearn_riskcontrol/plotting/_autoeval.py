@@ -12,7 +12,7 @@ import numpy as np
 
 from .._validation import check_level
 from ..evalues.autoeval import RAutoEvalResult
-from ._common import get_ax
+from ._common import finish_axes, get_ax
 
 __all__ = ["plot_eprocess", "plot_rho_weights"]
 
@@ -54,6 +54,8 @@ def plot_eprocess(result, delta=None, ax=None):
 
     Examples
     --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
     >>> import numpy as np
     >>> from sklearn_riskcontrol.evalues import rautoeval_test
     >>> from sklearn_riskcontrol.plotting import plot_eprocess
@@ -67,6 +69,7 @@ def plot_eprocess(result, delta=None, ax=None):
     >>> ax = plot_eprocess(runs)
     >>> len(ax.get_lines())      # three curves, three crossing dots, the threshold line
     7
+    >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
     """
     if isinstance(result, Mapping):
         if not result:
@@ -96,10 +99,7 @@ def plot_eprocess(result, delta=None, ax=None):
             ax.plot([i + 1], [log_e[i]], "o", color=line.get_color())
     ax.axhline(log_threshold, color="k", linestyle="--", linewidth=1,
                label=f"log(1/delta), delta={delta:g}")
-    ax.set_xlabel("labeled examples i")
-    ax.set_ylabel("log e-process  log E_i")
-    ax.legend()
-    return ax
+    return finish_axes(ax, "labeled examples i", "log e-process  log E_i")
 
 
 def _edges(values):
@@ -132,6 +132,8 @@ def plot_rho_weights(result, ax=None, colorbar=True):
 
     Examples
     --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
     >>> import numpy as np
     >>> from sklearn_riskcontrol.evalues import rautoeval_test
     >>> from sklearn_riskcontrol.plotting import plot_rho_weights
@@ -143,6 +145,7 @@ def plot_rho_weights(result, ax=None, colorbar=True):
     >>> ax = plot_rho_weights(rautoeval_test(h, g, u, alpha=0.12, delta=0.1))
     >>> ax.get_ylabel()
     'reliance factor rho'
+    >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
     """
     res = _as_result(result, "result")
     ax = get_ax(ax)
@@ -152,8 +155,6 @@ def plot_rho_weights(result, ax=None, colorbar=True):
     x_edges = np.arange(w.shape[1] + 1) + 0.5
     mesh = ax.pcolormesh(x_edges, _edges(rho), w[order], shading="flat", cmap="viridis",
                          vmin=0.0)
-    ax.set_xlabel("round i")
-    ax.set_ylabel("reliance factor rho")
     if colorbar:
         ax.figure.colorbar(mesh, ax=ax, label="weight w_s,i")
-    return ax
+    return finish_axes(ax, "round i", "reliance factor rho")

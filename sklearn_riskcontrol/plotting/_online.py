@@ -7,9 +7,9 @@ returns the matplotlib axes it drew on, one line per strategy, against the round
 
 import numpy as np
 
-from .._validation import check_level, check_scores
+from .._validation import check_level, check_nonempty, check_scores
 from ..online.metrics import cumulative_regret, set_sizes
-from ._common import as_curves, get_ax
+from ._common import as_curves, finish_axes, get_ax
 
 __all__ = ["plot_thresholds", "plot_coverage", "plot_set_size", "plot_regret"]
 
@@ -33,14 +33,6 @@ def _threshold_curves(thresholds_by_strategy, n_rounds=None, what=None):
 
 def _rounds(n):
     return np.arange(1, n + 1)
-
-
-def _finish(ax, ylabel, curves):
-    ax.set_xlabel("round t")
-    ax.set_ylabel(ylabel)
-    if any(label for label, _ in curves):
-        ax.legend()
-    return ax
 
 
 def _check_tau_star(tau_star):
@@ -72,6 +64,8 @@ def plot_thresholds(thresholds_by_strategy, tau_star=None, ax=None):
 
     Examples
     --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
     >>> import numpy as np
     >>> from sklearn_riskcontrol.online import simulate_thresholds
     >>> from sklearn_riskcontrol.plotting import plot_thresholds
@@ -90,8 +84,7 @@ def plot_thresholds(thresholds_by_strategy, tau_star=None, ax=None):
         ax.plot(_rounds(len(tau)), shown, label=label)
     if tau_star is not None:
         ax.axhline(tau_star, color="black", linestyle="--", linewidth=1, label="oracle tau*")
-        curves = curves + [("oracle tau*", None)]
-    return _finish(ax, "threshold tau_t", curves)
+    return finish_axes(ax, "round t", "threshold tau_t")
 
 
 def plot_coverage(thresholds_by_strategy, true_label_scores, alpha=None, ax=None):
@@ -120,6 +113,8 @@ def plot_coverage(thresholds_by_strategy, true_label_scores, alpha=None, ax=None
 
     Examples
     --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
     >>> import numpy as np
     >>> from sklearn_riskcontrol.online import simulate_thresholds
     >>> from sklearn_riskcontrol.plotting import plot_coverage
@@ -131,6 +126,7 @@ def plot_coverage(thresholds_by_strategy, true_label_scores, alpha=None, ax=None
     >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
     """
     s = check_scores(true_label_scores, "true_label_scores")
+    check_nonempty(s, "true_label_scores", what="round")
     curves = _threshold_curves(thresholds_by_strategy, len(s), "`true_label_scores`")
     if alpha is not None:
         alpha = check_level(alpha, "alpha")
@@ -141,8 +137,7 @@ def plot_coverage(thresholds_by_strategy, true_label_scores, alpha=None, ax=None
     if alpha is not None:
         target = f"target 1 - alpha = {1 - alpha:g}"
         ax.axhline(1 - alpha, color="black", linestyle="--", linewidth=1, label=target)
-        curves = curves + [(target, None)]
-    return _finish(ax, "running coverage", curves)
+    return finish_axes(ax, "round t", "running coverage")
 
 
 def plot_set_size(thresholds_by_strategy, candidate_scores, tau_star=None, ax=None):
@@ -167,6 +162,8 @@ def plot_set_size(thresholds_by_strategy, candidate_scores, tau_star=None, ax=No
 
     Examples
     --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
     >>> import numpy as np
     >>> from sklearn_riskcontrol.online import simulate_thresholds
     >>> from sklearn_riskcontrol.plotting import plot_set_size
@@ -180,6 +177,11 @@ def plot_set_size(thresholds_by_strategy, candidate_scores, tau_star=None, ax=No
     >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
     """
     n_rounds = np.shape(candidate_scores)[0] if np.ndim(candidate_scores) == 2 else None
+    if n_rounds is not None and np.size(candidate_scores) == 0:
+        raise ValueError(
+            f"`candidate_scores` is empty (shape {np.shape(candidate_scores)}); at least one "
+            "round and one candidate label are required."
+        )
     curves = _threshold_curves(thresholds_by_strategy, n_rounds, "`candidate_scores`")
     tau_star = _check_tau_star(tau_star)
     sizes = [(label, set_sizes(candidate_scores, tau)) for label, tau in curves]
@@ -190,8 +192,7 @@ def plot_set_size(thresholds_by_strategy, candidate_scores, tau_star=None, ax=No
     if tau_star is not None:
         oracle = np.cumsum(set_sizes(candidate_scores, tau_star)) / t
         ax.plot(t, oracle, color="black", linestyle="--", linewidth=1, label="oracle tau*")
-        curves = curves + [("oracle tau*", None)]
-    return _finish(ax, "running average set size", curves)
+    return finish_axes(ax, "round t", "running average set size")
 
 
 def plot_regret(
@@ -236,6 +237,8 @@ def plot_regret(
 
     Examples
     --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
     >>> import numpy as np
     >>> from scipy.stats import norm
     >>> from sklearn_riskcontrol.online import simulate_thresholds
@@ -260,4 +263,4 @@ def plot_regret(
     for (label, _), regret in zip(curves, regrets):
         ax.plot(_rounds(len(regret)), regret, label=label)
     ax.set_yscale(yscale)
-    return _finish(ax, "cumulative regret", curves)
+    return finish_axes(ax, "round t", "cumulative regret")

@@ -1,4 +1,4 @@
-"""Synthetic generator, accuracy curves and plots."""
+"""Synthetic generator and accuracy curves (their plots: tests/test_plotting.py)."""
 
 import numpy as np
 import pytest
@@ -37,40 +37,3 @@ def test_accuracy_curve_and_budget_to_reach():
     assert np.all(se >= 0)
     b = budget_to_reach(runs, data.best_index, level=0.5)
     assert np.isinf(b) or acc[np.searchsorted(budgets, b) :].min() >= 0.5 - 1e-12 or b > 1000
-
-
-def test_plots():
-    matplotlib = pytest.importorskip("matplotlib")
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from sklearn_riskcontrol.bandits.plotting import (
-        plot_accuracy_vs_budget,
-        plot_evaluations_per_model,
-    )
-
-    data = make_score_matrix(12, 200, random_state=0)
-    runs = [UCBE(budget=0.4, batch_size=10, random_state=s).fit(data.scores) for s in range(3)]
-    fig, ax = plt.subplots()
-    out = plot_accuracy_vs_budget({"UCB-E": runs}, data.best_index, ax=ax, level=0.9)
-    assert out is ax and len(ax.lines) == 2
-    ax2 = plot_evaluations_per_model(runs[0])
-    assert len(ax2.patches) == 12
-    plt.close("all")
-
-
-def test_missing_matplotlib_gives_clear_error(monkeypatch):
-    import builtins
-
-    from sklearn_riskcontrol.bandits import plotting
-
-    real_import = builtins.__import__
-
-    def fake_import(name, *args, **kwargs):
-        if name.startswith("matplotlib"):
-            raise ImportError("No module named 'matplotlib'")
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", fake_import)
-    with pytest.raises(ImportError, match=r"sklearn-riskcontrol\[plot\]"):
-        plotting.plot_evaluations_per_model(None)

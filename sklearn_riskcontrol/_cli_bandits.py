@@ -1,0 +1,228 @@
+"""``python -m sklearn_riskcontrol best-model``: identify the best model of a score table.
+
+The table holds one row per model and one column per example (scores in [0, 1], e.g. 1 =
+correct; an empty cell = that model was not run on that example). The chosen strategy reveals
+only the cells it pays for, up to ``--budget`` of them, and reports the model it identifies as
+best, with PULSE's finite-sample confidence intervals.
+"""
+
+import argparse
+import sys
+
+import numpy as np
+
+__all__ = ["add_parser", "run"]
+
+_STRATEGIES = {
+    "pulse": "PULSE",
+    "ucbe": "UCBE",
+    "ucbe-lrf": "UCBELRF",
+    "uniform": "UniformSampling",
+    "naive": "NaivePooling",
+}
+
+_EPILOG = """\
+examples:
+  # the best of the models in scores.csv (rows = models, first column = model names),
+  # scoring at most 20% of the cells, with 95% simultaneous confidence intervals
+  python -m sklearn_riskcontrol best-model --scores scores.csv --budget 0.2
+
+  # PULSE with other models' scores on the same examples as side information
+  python -m sklearn_riskcontrol best-model --scores scores.csv --side-scores history.csv \\
+      --budget 5000 --batch-size 32 --refit-every 20 --rank 4 --output estimates.csv
+
+  # the UCB-E baseline (no predictions, no confidence intervals), with progress lines
+  python -m sklearn_riskcontrol best-model --scores scores.csv --strategy ucbe --budget 0.2 -v
+"""
+
+
+def add_parser(subparsers):
+    """Register the ``best-model`` command on ``subparsers``."""
+    p = subparsers.add_parser(
+        "best-model",
+        help="identify the best model of a models x examples score table within a budget "
+             "(PULSE, UCB-E, UCB-E-LRF)",
+        description=(
+            "Best-model identification under an evaluation budget.\n\n"
+            "Reads a CSV score table (one row per model, one column per example; scores in\n"
+            "[0, 1], higher = better, e.g. 1 = correct; an empty cell = not available), reveals\n"
+            "only the cells the strategy pays for, and prints the model identified as best, its\n"
+            "estimated mean score and the evaluations used. PULSE (default) gives unbiased\n"
+            "estimates and finite-sample confidence intervals that hold for all models at once\n"
+            "with probability >= 1 - delta."
+        ),
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--scores", required=True,
+                   help="CSV score table: rows = models, columns = examples")
+    p.add_argument("--side-scores", default=None,
+                   help="CSV of other models' scores on the same examples (same columns); "
+                        "used by pulse, naive and ucbe-lrf")
+    p.add_argument("--header", action=argparse.BooleanOptionalAction, default=True,
+                   help="first line of each CSV names the examples (default: yes)")
+    p.add_argument("--model-names", choices=["auto", "first-column", "none"], default="auto",
+                   help="first-column: the first column names the models; auto (default): so "
+                        "if it holds text or its header is empty; none: rows are numbered")
+    p.add_argument("--strategy", choices=list(_STRATEGIES), default="pulse",
+                   help="pulse (default), ucbe, ucbe-lrf, or the baselines uniform and naive")
+    p.add_argument("--budget", default="0.1",
+                   help="evaluations allowed: an integer counts cells, a decimal in (0, 1] is a "
+                        "fraction of the available cells (default: 0.1)")
+    p.add_argument("--batch-size", type=int, default=None,
+                   help="examples scored per step (default: the strategy's, 64 or 32)")
+    p.add_argument("--refit-every", type=int, default=None,
+                   help="pulse/naive: refit the low-rank model every this many steps "
+                        "(default: 1000)")
+    p.add_argument("--rank", type=int, default=None,
+                   help="pulse/naive/ucbe-lrf: rank of the low-rank model (default: 8, 8, 1)")
+    p.add_argument("--delta", type=float, default=None,
+                   help="pulse: failure probability of the confidence intervals (default: 0.05)")
+    p.add_argument("--random-state", type=int, default=0,
+                   help="seed of the example sampling and tie-breaking (default: 0)")
+    p.add_argument("-v", "--verbose", action="count", default=0,
+                   help="progress lines (-vv: about 100 per run)")
+    p.add_argument("--output", default=None,
+                   help="write per-model estimates, evaluations and intervals to this CSV")
+    return p
+
+
+# --------------------------------------------------------------------------------------------
+def _parse_budget(text):
+    try:
+        value = int(text) if text.strip().lstrip("+").isdigit() else float(text)
+    except ValueError:
+        raise ValueError(
+            f"--budget must be an integer (evaluations) or a decimal in (0, 1] (a fraction of "
+            f"the cells); got {text!r}."
+        ) from None
+    return value
+
+
+def _read_table(path, header, model_names):
+    """Score matrix (NaN = not available) and model names of a CSV table."""
+    import pandas as pd
+
+    frame = pd.read_csv(path, header=0 if header else None, dtype=str, keep_default_na=False)
+    if frame.shape[0] == 0 or frame.shape[1] == 0:
+        raise ValueError(f"{path} has no data rows: one row per model is required.")
+    frame = frame.fillna("")  # short rows
+    first = frame.iloc[:, 0].str.strip()
+    if model_names == "auto":
+        unnamed = header and str(frame.columns[0]).startswith("Unnamed:")
+        model_names = "first-column" if unnamed or not _all_numeric(first) else "none"
+    if model_names == "first-column":
+        names = list(first)
+        frame = frame.iloc[:, 1:]
+        if frame.shape[1] == 0:
+            raise ValueError(f"{path} has model names but no example column.")
+    else:
+        names = [str(i) for i in range(frame.shape[0])]
+    cells = frame.apply(lambda col: col.str.strip())
+    values = cells.apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
+    bad = np.isnan(values) & (cells.to_numpy() != "")
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise ValueError(
+            f"{path}: cell (model {names[i]!r}, column {frame.columns[j]!r}) is "
+            f"{cells.iat[i, j]!r}; scores must be numbers in [0, 1] (empty = not available)."
+        )
+    return values, names, [str(c) for c in frame.columns]
+
+
+def _all_numeric(series):
+    """Whether every non-empty cell is a number (empty cells are missing scores)."""
+    import pandas as pd
+
+    filled = series[series != ""]
+    return bool(pd.to_numeric(filled, errors="coerce").notna().all())
+
+
+def _strategy(args, fractional):
+    from . import bandits
+
+    est = getattr(bandits, _STRATEGIES[args.strategy])()
+    params = est.get_params()
+    options = {
+        "budget": _parse_budget(args.budget),
+        "random_state": args.random_state,
+        "verbose": args.verbose,
+        "batch_size": args.batch_size,
+        "refit_every": args.refit_every,
+        "rank": args.rank,
+    }
+    for name, value in list(options.items()):
+        if value is None:
+            del options[name]
+        elif name not in params:
+            flag = "--" + name.replace("_", "-")
+            raise ValueError(f"{flag} does not apply to --strategy {args.strategy}.")
+    if "fractional_scores" in params:
+        options["fractional_scores"] = fractional
+    return est.set_params(**options)
+
+
+def _write_summary(est, names, available, delta, ci, stream):
+    best = int(est.best_index_)
+    used, total = int(est.n_evaluations_), int(available.sum())
+    line = f"best model: {names[best]} (row {best}); estimated mean score {est.means_[best]:.4f}"
+    if est.n_evaluations_per_model_[best] >= available[best]:
+        line += " (exact: all its examples were scored)"
+    elif ci is not None:
+        line += f", {1 - delta:.0%} CI [{ci[best, 0]:.4f}, {ci[best, 1]:.4f}]"
+    print(line, file=stream)
+    print(f"evaluations used: {used} of {total} available cells ({used / total:.1%}); "
+          f"strategy {type(est).__name__}", file=stream)
+    if ci is not None:
+        print(f"guarantee: the estimates are unbiased, and with probability >= "
+              f"{1 - delta:g} every model's mean lies in its interval (simultaneously "
+              "over all models, whatever the quality of the low-rank predictions)", file=stream)
+    else:
+        print("no confidence interval: only PULSE (--strategy pulse) gives valid ones; "
+              f"{type(est).__name__}'s estimate is the mean of the cells it scored", file=stream)
+
+
+def run(args):
+    """Run ``best-model`` on parsed arguments (bad input raises ``ValueError``/``OSError``)."""
+    import pandas as pd
+
+    from ._validation import check_level
+    from .bandits import MatrixOracle
+
+    if args.delta is not None and args.strategy != "pulse":
+        raise ValueError("--delta sets PULSE's confidence intervals; use --strategy pulse.")
+    delta = check_level(0.05 if args.delta is None else args.delta, "delta")
+    S, names, columns = _read_table(args.scores, args.header, args.model_names)
+    side = None
+    if args.side_scores is not None:
+        side, _, side_columns = _read_table(args.side_scores, args.header, args.model_names)
+        if side.shape[1] != S.shape[1] or (args.header and side_columns != columns):
+            raise ValueError(
+                f"--side-scores must have the same example columns as --scores, in the same "
+                f"order ({S.shape[1]} columns); got {side.shape[1]}."
+            )
+    observed = S[~np.isnan(S)]
+    fractional = bool(np.any((observed != 0) & (observed != 1)))
+    if side is not None:
+        s = side[~np.isnan(side)]
+        fractional = fractional or bool(np.any((s != 0) & (s != 1)))
+    est = _strategy(args, fractional)
+    try:
+        oracle = MatrixOracle(S, missing="exclude")
+    except ValueError as exc:
+        raise ValueError(f"{args.scores}: {exc}") from None
+    available = np.sum(~np.isnan(S), axis=1)
+    est.fit(oracle, side_scores=side)
+    ci = est.confidence_intervals(delta) if args.strategy == "pulse" else None
+    if args.output is not None:
+        out = pd.DataFrame({
+            "model": names,
+            "estimate": est.means_,
+            "evaluations": est.n_evaluations_per_model_,
+            "available": available,
+            "best": np.arange(len(names)) == est.best_index_,
+        })
+        if ci is not None:
+            out["ci_low"], out["ci_high"] = ci[:, 0], ci[:, 1]
+        out.to_csv(args.output, index=False)
+    _write_summary(est, names, available, delta, ci, sys.stdout)

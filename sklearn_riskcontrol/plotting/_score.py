@@ -1,0 +1,163 @@
+"""Figures of SCoRE (selective deployment): realized risk and deployment rate against alpha.
+
+Both functions take the nominal levels ``alphas`` and, per method, the realized quantity of each
+Monte-Carlo repetition at each level (shape ``(n_repetitions, n_alphas)``), e.g. computed with
+:func:`~sklearn_riskcontrol.metrics.realized_mdr`, :func:`~sklearn_riskcontrol.metrics.realized_sdr`
+and :func:`~sklearn_riskcontrol.metrics.deployment_rate` on held-out labels. They draw the mean
+over the repetitions with error bars of ``n_se`` standard errors of that mean.
+"""
+
+import numpy as np
+
+from .._validation import _as_1d_float, check_number
+from ._common import as_curves, finish_axes, get_ax
+
+__all__ = ["plot_risk_vs_alpha", "plot_deployment_vs_alpha"]
+
+_RISK_LABELS = {
+    "mdr": "realized MDR  mean(L * deploy)",
+    "sdr": "realized SDR  (risk among deployed)",
+    None: "realized risk",
+}
+
+
+def _mc_curves(alphas, values, name, n_se):
+    """Sorted alphas and, per curve, (label, mean, half-width of the error bar or None)."""
+    a = _as_1d_float(alphas, "alphas")
+    if a.size == 0 or not np.all((a > 0) & (a < 1)):
+        raise ValueError(f"`alphas` must be a non-empty array of levels in (0, 1); got {a}.")
+    n_se = check_number(n_se, "n_se", minimum=0)
+    order = np.argsort(a, kind="stable")
+    out = []
+    for label, v in as_curves(values, name, max_ndim=2):
+        where = f"`{name}`" if label is None else f"`{name}[{label!r}]`"
+        if v.shape[-1] != a.size:
+            raise ValueError(
+                f"{where} has shape {v.shape} but there are {a.size} alphas; pass shape "
+                f"(n_alphas,) or (n_repetitions, n_alphas), one column per alpha."
+            )
+        if not np.isfinite(v).all():
+            raise ValueError(f"{where} contains NaN or inf; pass finite realized values.")
+        v = np.atleast_2d(v)[:, order]
+        n_rep = v.shape[0]
+        band = None
+        if n_rep > 1 and n_se > 0:
+            band = n_se * v.std(axis=0, ddof=1) / np.sqrt(n_rep)
+        out.append((label, v.mean(axis=0), band))
+    return a[order], out
+
+
+def _draw(ax, alphas, curves):
+    for label, mean, band in curves:
+        ax.errorbar(alphas, mean, yerr=band, fmt="o-", markersize=4, capsize=3, label=label)
+
+
+def plot_risk_vs_alpha(alphas, risks, *, target="mdr", n_se=2.0, ax=None):
+    """Realized risk against the nominal level ``alpha``, with the line ``y = alpha``.
+
+    The SCoRE guarantees bound an expectation (``E[L * deploy] <= alpha`` for MDR, the expected
+    average risk among the deployed points for SDR), so a valid method's mean realized risk over
+    repetitions stays on or below the diagonal up to Monte-Carlo error. Several methods (SCoRE,
+    baselines, boosting variants) can share the axes.
+
+    Parameters
+    ----------
+    alphas : array-like of shape (n_alphas,)
+        Nominal levels in (0, 1) (any order; the curves are drawn by increasing alpha).
+    risks : dict of {str: array-like} or array-like
+        Realized risks, keyed by the legend label, each of shape ``(n_repetitions, n_alphas)``
+        (one row per calibration/test split) or ``(n_alphas,)`` (already averaged, no error
+        bars). A bare array is drawn without a legend entry.
+    target : {"mdr", "sdr"} or None, default="mdr"
+        Which risk is shown; sets the y label (``None``: "realized risk", e.g. for MDR and SDR
+        methods on one axes).
+    n_se : float, default=2.0
+        Half-width of the error bars in standard errors of the mean over repetitions
+        (``0`` hides them).
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; default: a new figure.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    See Also
+    --------
+    plot_deployment_vs_alpha : The deployment rate (power) of the same study.
+    sklearn_riskcontrol.metrics.realized_mdr, sklearn_riskcontrol.metrics.realized_sdr
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import numpy as np
+    >>> from sklearn_riskcontrol.evalues import mdr_decisions
+    >>> from sklearn_riskcontrol.metrics import realized_mdr
+    >>> from sklearn_riskcontrol.plotting import plot_risk_vs_alpha
+    >>> rng = np.random.default_rng(0)
+    >>> alphas = [0.05, 0.1, 0.2]
+    >>> risks = np.zeros((20, 3))
+    >>> for r in range(20):
+    ...     s = rng.random(300)
+    ...     L = (rng.random(300) < s).astype(float)  # riskier when the score is larger
+    ...     for k, a in enumerate(alphas):
+    ...         deploy = mdr_decisions(L[:200], s[:200], s[200:], alpha=a)
+    ...         risks[r, k] = realized_mdr(L[200:], deploy)
+    >>> ax = plot_risk_vs_alpha(alphas, {"SCoRE-MDR": risks})
+    >>> bool(np.allclose(ax.get_lines()[0].get_ydata(), risks.mean(axis=0)))
+    True
+    >>> sorted(t.get_text() for t in ax.get_legend().get_texts())
+    ['SCoRE-MDR', 'y = alpha']
+    >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
+    """
+    if target not in _RISK_LABELS:
+        raise ValueError(f"`target` must be 'mdr', 'sdr' or None; got {target!r}.")
+    alphas, curves = _mc_curves(alphas, risks, "risks", n_se)
+    ax = get_ax(ax)
+    _draw(ax, alphas, curves)
+    # the reference goes on top: an exact method's curve lies on it
+    ax.plot(alphas, alphas, color="black", linestyle="--", linewidth=1, zorder=3, label="y = alpha")
+    return finish_axes(ax, "alpha", _RISK_LABELS[target])
+
+
+def plot_deployment_vs_alpha(alphas, rates, *, ylabel="deployment rate", n_se=2.0, ax=None):
+    """Deployment rate (or another power measure) against the nominal level ``alpha``.
+
+    The companion of :func:`plot_risk_vs_alpha`: among methods that control the risk, the one
+    that deploys on more test points at the same ``alpha`` is the more powerful.
+
+    Parameters
+    ----------
+    alphas : array-like of shape (n_alphas,)
+        Nominal levels in (0, 1) (any order; the curves are drawn by increasing alpha).
+    rates : dict of {str: array-like} or array-like
+        Realized deployment rates (e.g. :func:`~sklearn_riskcontrol.metrics.deployment_rate`)
+        or rewards (:func:`~sklearn_riskcontrol.metrics.realized_reward`), keyed by the legend
+        label, each of shape ``(n_repetitions, n_alphas)`` or ``(n_alphas,)``.
+    ylabel : str, default="deployment rate"
+        Label of the y axis (e.g. ``"power"`` for rewards).
+    n_se : float, default=2.0
+        Half-width of the error bars in standard errors of the mean over repetitions
+        (``0`` hides them).
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; default: a new figure.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from sklearn_riskcontrol.plotting import plot_deployment_vs_alpha
+    >>> ax = plot_deployment_vs_alpha([0.05, 0.1], {"SCoRE-MDR": [[0.2, 0.5], [0.4, 0.7]],
+    ...                                             "Hoeffding": [[0.0, 0.1], [0.0, 0.3]]})
+    >>> ax.get_lines()[0].get_ydata()
+    array([0.3, 0.6])
+    >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
+    """
+    alphas, curves = _mc_curves(alphas, rates, "rates", n_se)
+    ax = get_ax(ax)
+    _draw(ax, alphas, curves)
+    return finish_axes(ax, "alpha", ylabel)

@@ -1,0 +1,152 @@
+"""``best-model`` subcommand: same result as the estimators, one-line errors, readable help."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sklearn_riskcontrol.bandits import (
+    PULSE,
+    UCBE,
+    UCBELRF,
+    MatrixOracle,
+    make_score_matrix,
+)
+from sklearn_riskcontrol.cli import main
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_score_matrix(n_models=30, n_examples=400, n_side_models=40, gap=0.05,
+                             random_state=0)
+
+
+@pytest.fixture()
+def files(tmp_path, data):
+    scores, side = tmp_path / "scores.csv", tmp_path / "side.csv"
+    names = [f"model-{i}" for i in range(data.scores.shape[0])]
+    pd.DataFrame(data.scores.astype(int), index=names).to_csv(scores)
+    pd.DataFrame(data.side_scores.astype(int)).to_csv(side, index=False)
+    return scores, side, names
+
+
+def _one_line_error(capsys, *fragments):
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error:"), err
+    for fragment in fragments:
+        assert fragment in err[0], err[0]
+
+
+def test_pulse_matches_the_estimator(files, data, tmp_path, capsys):
+    scores, side, names = files
+    out = tmp_path / "out.csv"
+    args = ["best-model", "--scores", str(scores), "--side-scores", str(side), "--budget",
+            "0.25", "--batch-size", "16", "--refit-every", "20", "--rank", "4", "--delta",
+            "0.1", "--random-state", "3", "--output", str(out)]
+    assert main(args) == 0
+    ref = PULSE(budget=0.25, batch_size=16, refit_every=20, rank=4, random_state=3)
+    ref.fit(data.scores, side_scores=data.side_scores)
+    got = pd.read_csv(out)
+    assert list(got["model"]) == names
+    np.testing.assert_allclose(got["estimate"], ref.means_)
+    np.testing.assert_array_equal(got["evaluations"], ref.n_evaluations_per_model_)
+    np.testing.assert_allclose(got[["ci_low", "ci_high"]], ref.confidence_intervals(0.1))
+    assert np.flatnonzero(got["best"]).tolist() == [ref.best_index_]
+    printed = capsys.readouterr().out
+    assert f"best model: {names[ref.best_index_]} (row {ref.best_index_})" in printed
+    total = data.scores.size
+    assert f"evaluations used: {ref.n_evaluations_} of {total} available cells" in printed
+    assert "with probability >= 0.9" in printed
+
+
+def test_ucbe_with_missing_cells_and_no_names(tmp_path, data):
+    S = data.scores.copy()
+    S[np.random.default_rng(1).random(S.shape) < 0.2] = np.nan  # empty cells: not available
+    path, out = tmp_path / "holes.csv", tmp_path / "out.csv"
+    pd.DataFrame(S).to_csv(path, index=False, header=False)
+    assert main(["best-model", "--scores", str(path), "--no-header", "--strategy", "ucbe",
+                 "--budget", "1500", "--output", str(out)]) == 0
+    ref = UCBE(budget=1500, random_state=0).fit(MatrixOracle(S, missing="exclude"))
+    got = pd.read_csv(out)
+    assert list(got["model"]) == list(range(S.shape[0]))
+    np.testing.assert_allclose(got["estimate"], ref.means_)
+    np.testing.assert_array_equal(got["available"], np.sum(~np.isnan(S), axis=1))
+    assert "ci_low" not in got.columns  # UCB-E has no valid interval
+
+
+def test_fractional_scores_and_ucbe_lrf(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    S = np.round(rng.beta(2, 3, size=(12, 150)), 3)
+    path = tmp_path / "frac.csv"
+    pd.DataFrame(S).to_csv(path, index=False)
+    assert main(["best-model", "--scores", str(path), "--budget", "0.5", "--batch-size",
+                 "8"]) == 0  # fractional scores: PULSE fits fractional targets
+    ref = PULSE(budget=0.5, batch_size=8, fractional_scores=True, random_state=0).fit(S)
+    assert f"(row {ref.best_index_})" in capsys.readouterr().out
+    assert main(["best-model", "--scores", str(path), "--strategy", "ucbe-lrf", "--budget",
+                 "0.3", "--rank", "2"]) == 0
+    ref = UCBELRF(budget=0.3, rank=2, random_state=0).fit(S)
+    assert f"(row {ref.best_index_})" in capsys.readouterr().out
+
+
+def test_verbose_prints_progress(files, capsys):
+    scores, *_ = files
+    assert main(["best-model", "--scores", str(scores), "--strategy", "uniform", "-v"]) == 0
+    progress = [ln for ln in capsys.readouterr().out.splitlines()
+                if ln.startswith("[UniformSampling]")]
+    assert 5 <= len(progress) <= 15
+
+
+@pytest.mark.parametrize("extra, fragments", [
+    (["--budget", "100000"], ["budget", "exceeds"]),
+    (["--budget", "lots"], ["--budget"]),
+    (["--strategy", "ucbe", "--refit-every", "5"], ["--refit-every", "ucbe"]),
+    (["--strategy", "uniform", "--delta", "0.1"], ["--delta", "pulse"]),
+    (["--delta", "2"], ["delta"]),
+    (["--batch-size", "0"], ["batch_size"]),
+])
+def test_bad_options(files, capsys, extra, fragments):
+    scores, *_ = files
+    assert main(["best-model", "--scores", str(scores)] + extra) == 2
+    _one_line_error(capsys, *fragments)
+
+
+def test_bad_files(files, tmp_path, capsys):
+    scores, side, _ = files
+    assert main(["best-model", "--scores", str(tmp_path / "missing.csv")]) == 2
+    _one_line_error(capsys, "missing.csv")
+    bad = tmp_path / "bad.csv"
+    pd.DataFrame({"name": ["a", "b"], "q1": [1, "yes"], "q2": [0, 1]}).to_csv(bad, index=False)
+    assert main(["best-model", "--scores", str(bad)]) == 2
+    _one_line_error(capsys, "'b'", "'q1'", "'yes'")
+    wide = tmp_path / "wide.csv"
+    pd.DataFrame({"q1": [1.0, 3.0], "q2": [0.0, 1.0]}).to_csv(wide, index=False)
+    assert main(["best-model", "--scores", str(wide)]) == 2
+    _one_line_error(capsys, "wide.csv", "3.0")
+    short_side = tmp_path / "short_side.csv"
+    pd.read_csv(side).iloc[:, :10].to_csv(short_side, index=False)
+    assert main(["best-model", "--scores", str(scores), "--side-scores", str(short_side)]) == 2
+    _one_line_error(capsys, "--side-scores", "same example columns")
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    assert main(["best-model", "--scores", str(empty)]) == 2
+    _one_line_error(capsys)
+
+
+def test_help_reads_well():
+    result = subprocess.run(
+        [sys.executable, "-m", "sklearn_riskcontrol", "best-model", "--help"],
+        capture_output=True, text=True, check=False,
+    )
+    assert result.returncode == 0
+    out = result.stdout
+    assert "Best-model identification under an evaluation budget" in out
+    assert "examples:" in out and "--side-scores history.csv" in out
+    for flag in ("--strategy", "--budget", "--batch-size", "--refit-every", "--rank", "--delta",
+                 "--random-state", "--verbose", "--output"):
+        assert flag in out
+    top = subprocess.run([sys.executable, "-m", "sklearn_riskcontrol", "--help"],
+                         capture_output=True, text=True, check=False).stdout
+    assert "best-model" in top
