@@ -11,7 +11,9 @@ d. ``studies.bandit_accuracy_study`` of UCB-E and uniform sampling (repetitions 
 0. Reference: 8 equal pure-Python CPU-bound tasks through ``joblib.Parallel`` (perfectly
    parallel, negligible data): the best speed-up the machine allows at its current load.
 
-n_jobs = 2 is timed with the default loky backend (processes) and with the threading backend.
+n_jobs = 2 is timed three ways: with no backend chosen (the library's own choice: threads for
+the row-chunked predictions and e-values, loky processes elsewhere), with loky forced and with
+threading forced.
 
 Speed-up = t(1) / t(2) (wall clock), efficiency = speed-up / 2. "CPU x" = CPU time of all
 processes with n_jobs = 2 over CPU time with n_jobs = 1 (needs psutil): the parallel overhead,
@@ -28,6 +30,7 @@ load average is printed before and after: other processes on the machine lower t
 
 import argparse
 import os
+from contextlib import nullcontext
 import time
 import warnings
 
@@ -169,16 +172,18 @@ def main():
     threadpool_limits(1)  # one BLAS/OpenMP thread here; loky gives each worker 1 too (2 cores)
     Parallel(n_jobs=2)(delayed(abs)(i) for i in range(4))  # start the loky workers once
     print(f"cores: {os.cpu_count()}; 1-min load average before: {os.getloadavg()[0]:.2f}")
-    modes = {"1": (1, "loky"), "loky": (2, "loky"), "threads": (2, "threading")}
-    print(f"{'path':<70} {'t(1) s':>7} | {'loky: t(2) s':>12} {'speed-up':>8} {'CPU x':>6} | "
-          f"{'threads: t(2) s':>15} {'speed-up':>8} {'CPU x':>6}")
+    # "default": n_jobs=2 with no backend chosen, i.e. what the library picks itself
+    modes = {"1": (1, None), "default": (2, None), "loky": (2, "loky"),
+             "threads": (2, "threading")}
+    print(f"{'path':<70} {'t(1) s':>7}" + "".join(
+        f" | {m + ': t(2) s':>15} {'speed-up':>8} {'CPU x':>6}" for m in list(modes)[1:]))
     for name, run in cases:
         best = dict.fromkeys(modes, np.inf)
         cpu = dict.fromkeys(modes, np.inf)
         out = {}
         for _ in range(args.repeat):
             for mode, (n_jobs, backend) in modes.items():
-                with parallel_config(backend=backend):
+                with parallel_config(backend=backend) if backend else nullcontext():
                     c0, t0 = _cpu_seconds(), time.perf_counter()
                     out[mode] = run(n_jobs)
                     best[mode] = min(best[mode], time.perf_counter() - t0)
@@ -186,8 +191,8 @@ def main():
         for mode in modes:
             np.testing.assert_array_equal(out["1"], out[mode])  # identical results
         cols = "".join(
-            f" | {best[m]:{12 if m == 'loky' else 15}.2f} {best['1'] / best[m]:8.2f} "
-            f"{cpu[m] / cpu['1']:6.2f}" for m in ("loky", "threads")
+            f" | {best[m]:15.2f} {best['1'] / best[m]:8.2f} {cpu[m] / cpu['1']:6.2f}"
+            for m in list(modes)[1:]
         )
         print(f"{name:<70} {best['1']:7.2f}{cols}", flush=True)
     print(f"1-min load average after: {os.getloadavg()[0]:.2f}")

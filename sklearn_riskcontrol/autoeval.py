@@ -172,7 +172,8 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=None
         Seeds the fitting split and the shuffling.
     n_jobs : int, default=None
-        joblib workers for the models' predictions.
+        joblib workers for the models' predictions (threads unless a
+        ``joblib.parallel_config`` backend says otherwise; see :doc:`/scale_out`).
     verbose : int, default=0
 
     Attributes

@@ -383,7 +383,8 @@ class SCoREMDR(_DeploymentBase):
     random_state : int, RandomState instance or None
         Seed of the split.
     n_jobs : int, optional
-        joblib workers for predictions and per-test-point e-value work.
+        joblib workers for predictions and per-test-point e-value work (threads unless a
+        ``joblib.parallel_config`` backend says otherwise; see :doc:`/scale_out`).
     verbose : int, default=0
 
     Attributes
@@ -538,7 +539,8 @@ class SCoRESDR(_DeploymentBase):
     random_state : int, RandomState instance or None
         Seed of the split and of the boosting uniforms (an int gives the same draws each call).
     n_jobs : int, optional
-        joblib workers for predictions.
+        joblib workers for predictions (threads unless a
+        ``joblib.parallel_config`` backend says otherwise; see :doc:`/scale_out`).
     verbose : int, default=0
 
     Attributes

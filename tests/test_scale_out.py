@@ -1,5 +1,6 @@
 """Every n_jobs code path gives the sequential result under any joblib backend (issue #6)."""
 
+import os
 import warnings
 
 import joblib
@@ -146,6 +147,18 @@ def test_n_jobs_none_follows_parallel_config():
     with joblib.parallel_config(backend="threading", n_jobs=2):
         np.testing.assert_array_equal(chunked_call(func, X, None), X[:, 0] * 2)
     assert sorted(calls) == [5, 5]
+
+
+def test_row_chunks_use_threads_unless_a_backend_is_chosen():
+    # Row chunks run in threads by default (no copy of X per worker); a parallel_config backend
+    # still wins, so the same call can go to processes or a cluster.
+    def pid(chunk):
+        return np.full(len(chunk), os.getpid())
+
+    X = np.zeros((8, 1))
+    assert set(chunked_call(pid, X, 2)) == {os.getpid()}
+    with joblib.parallel_config(backend="loky"):
+        assert os.getpid() not in set(chunked_call(pid, X, 2))
 
 
 def test_selector_random_state_instance_does_not_depend_on_n_jobs(selection_problem):
