@@ -201,3 +201,32 @@ def test_dask_cluster_matches_sequential(selection_problem):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(val.mdr, val_ref.mdr)
     np.testing.assert_array_equal(val.deployment_rate, val_ref.deployment_rate)
+
+
+def test_ray_matches_sequential(selection_problem):
+    # doc/scale_out.rst's Ray recipe, on a local Ray instance (skipped when ray is absent).
+    ray = pytest.importorskip("ray")
+    from ray.util.joblib import register_ray
+
+    reference = _select(selection_problem, "bonferroni", 1)
+    val_ref = validity_study(SCoREMDR(_MODEL, alpha=0.1), _sample, n_repetitions=8,
+                             random_state=0)
+    # Ray pickles module-level functions by reference: the workers must be able to import this
+    # test module (for users: their own modules, via runtime_env, see the docs)
+    here = os.path.dirname(os.path.abspath(__file__))
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
+             runtime_env={"env_vars": {"PYTHONPATH": here}})
+    try:
+        register_ray()
+        with joblib.parallel_config(backend="ray"):
+            sel = _select(selection_problem, "bonferroni", -1)
+            val = validity_study(SCoREMDR(_MODEL, alpha=0.1), _sample, n_repetitions=8,
+                                 random_state=0, n_jobs=-1)
+            pids = monte_carlo(lambda rng: os.getpid(), 4, n_jobs=-1)
+    finally:
+        ray.shutdown()
+    assert os.getpid() not in pids  # the work really ran in Ray workers
+    np.testing.assert_array_equal(sel.pvalues_, reference.pvalues_)
+    assert sel.selected_index_ == reference.selected_index_
+    np.testing.assert_array_equal(val.mdr, val_ref.mdr)
+    np.testing.assert_array_equal(val.deployment_rate, val_ref.deployment_rate)
