@@ -37,6 +37,10 @@ def run_one(scores, fact, seed, args):
                 PULSE=pulse.means_, naive=naive.means_, UCBE=ucbe.means_)
 
 
+def _covers(ci, mu):
+    return (ci[:, 0] <= mu) & (mu <= ci[:, 1])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--m", type=int, default=20)
@@ -61,9 +65,8 @@ def main():
     out = Parallel(n_jobs=args.n_jobs)(
         delayed(run_one)(data.scores, fact, seed, args) for seed in range(args.reps))
     mu = data.means
-    covers = lambda ci: (ci[:, 0] <= mu) & (mu <= ci[:, 1])  # noqa: E731
-    sim = np.array([covers(r["sim"]).all() for r in out])
-    marg = np.array([covers(r["marg"]) for r in out])
+    sim = np.array([_covers(r["sim"], mu).all() for r in out])
+    marg = np.array([_covers(r["marg"], mu) for r in out])
     top = np.argsort(mu)[::-1][:5]
     width = {k: np.median([r[k][top, 1] - r[k][top, 0] for r in out], axis=0) for k in ("sim", "marg")}
     dev = np.array([r["theta_sum"] - r["n_theta"] * mu for r in out])
@@ -84,6 +87,7 @@ def main():
         err = np.array([r[name] - mu for r in out])[:, top]
         print(f"{name:>6s} estimates of the 5 best models: bias " + " ".join(f"{b:+.4f}" for b in err.mean(0))
               + f", RMSE {np.sqrt((err ** 2).mean()):.4f}")
+
 
 if __name__ == "__main__":
     main()
