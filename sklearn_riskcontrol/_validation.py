@@ -6,6 +6,8 @@ NumPy.
 """
 
 import numbers
+import os
+import sys
 import warnings
 
 import numpy as np
@@ -26,6 +28,8 @@ __all__ = [
     "check_indices",
     "as_float_array",
     "check_labels",
+    "check_random_state",
+    "RANDOM_STATE",
 ]
 
 
@@ -39,9 +43,66 @@ class RiskControlWarning(UserWarning):
     """
 
 
-def warn(message, stacklevel=3):
-    """Emit a :class:`RiskControlWarning`; ``stacklevel`` should point at the user's call."""
-    warnings.warn(message, RiskControlWarning, stacklevel=stacklevel)
+# Frames here are library internals: a warning points past them at the user's line.
+_INTERNAL_PREFIXES = (
+    os.path.dirname(os.path.abspath(__file__)) + os.sep,
+    os.path.join(os.path.dirname(os.path.abspath(warnings.__file__)), "contextlib.py"),
+    "<frozen ",
+)
+
+
+def _user_stacklevel():
+    """Stack level of the first frame outside this package, scikit-learn and joblib.
+
+    ``fit`` runs under scikit-learn's ``_fit_context`` and work may run through joblib, so a
+    fixed ``stacklevel`` would point at ``sklearn/base.py``; walking the stack finds the caller.
+    """
+    import joblib
+    import sklearn
+
+    internal = _INTERNAL_PREFIXES + tuple(
+        os.path.dirname(os.path.abspath(m.__file__)) + os.sep for m in (sklearn, joblib)
+    )
+    frame, level = sys._getframe(2), 2  # level 1 is warn()'s caller, inside the package
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(internal):
+        frame, level = frame.f_back, level + 1
+    return level if frame is not None else 2
+
+
+def warn(message, stacklevel=None, category=None):
+    """Emit a :class:`RiskControlWarning` (or ``category``) pointing at the user's line.
+
+    ``stacklevel=None`` (the default) finds the first frame outside the library, scikit-learn and
+    joblib, so the warning names the user's call even through ``Pipeline`` or ``GridSearchCV``.
+    """
+    level = _user_stacklevel() if stacklevel is None else stacklevel
+    warnings.warn(message, category or RiskControlWarning, stacklevel=level)
+
+
+#: ``_parameter_constraints`` entry for ``random_state``: scikit-learn's forms plus a Generator.
+RANDOM_STATE = ["random_state", np.random.Generator]
+
+
+def check_random_state(random_state):
+    """Return a ``numpy.random.RandomState`` for every form users pass as ``random_state``.
+
+    Accepts what :func:`sklearn.utils.check_random_state` accepts (None, an int, a
+    ``RandomState``) and also a ``numpy.random.Generator``, which seeds a new ``RandomState``
+    by drawing from it (so the Generator advances, and a seeded Generator stays reproducible).
+    """
+    from sklearn.utils import check_random_state as sk_check_random_state
+
+    if isinstance(random_state, np.random.Generator):
+        return np.random.RandomState(int(random_state.integers(0, 2**32 - 1, dtype=np.uint64)))
+    if isinstance(random_state, np.random.SeedSequence):
+        return np.random.RandomState(np.random.MT19937(random_state))
+    try:
+        return sk_check_random_state(random_state)
+    except ValueError:
+        raise ValueError(
+            "`random_state` must be None, an int, a numpy.random.RandomState or a "
+            f"numpy.random.Generator; got {random_state!r}."
+        ) from None
 
 
 def check_level(value, name, *, low=0.0, high=1.0):
@@ -303,6 +364,17 @@ def check_labels(y, name="y"):
     which no classifier or bounded risk can use, are rejected.
     """
     arr = np.asarray(y)
+    if arr.dtype.kind == "O":
+        # None / pandas.NA / NaN in object labels are missing values, treated like NaN in floats.
+        import pandas as pd
+
+        missing = np.asarray(pd.isna(arr), dtype=bool)
+        if missing.any():
+            i = int(np.flatnonzero(missing.ravel())[0])
+            raise ValueError(
+                f"`{name}` has a missing label (None/NaN) at entry {i} ({int(missing.sum())} in "
+                "total); drop those rows or fill them before calling."
+            )
     if arr.dtype.kind == "c":
         raise ValueError(f"`{name}` must be real: Complex data not supported (dtype {arr.dtype}).")
     if arr.dtype.kind == "f" and not np.isfinite(arr).all():

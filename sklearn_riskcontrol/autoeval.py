@@ -400,7 +400,7 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
             if issubclass(w.category, RiskControlWarning):
                 notes.append(str(w.message))
             else:  # pragma: no cover - pass other warnings on
-                warnings.warn(w.message, w.category, stacklevel=2)
+                warn(str(w.message), category=w.category)
         self.result_ = result
         self.certified_ = bool(result.certified)
         self.pvalue_ = float(result.pvalue)

@@ -302,7 +302,7 @@ class _DeploymentBase(MetaEstimatorMixin, BaseEstimator):
         return float(np.mean(self.decide(X, **kwargs)))
 
     def _warn_nothing(self, reason):
-        warn(f"{type(self).__name__} deploys on no test point at alpha={self.alpha}: {reason}", 4)
+        warn(f"{type(self).__name__} deploys on no test point at alpha={self.alpha}: {reason}")
 
     def __sklearn_tags__(self):
         # X goes untouched to the wrapped models: accept what all of them accept. Duck-typed
