@@ -4,8 +4,10 @@ Build (from the repository root, offline, warnings are errors):
 
     python -m sphinx -W -b html doc doc/_build/html
 
-Nothing is fetched at build time: no intersphinx inventories, no remote images or fonts. MathJax
-is loaded by the reader's browser when a page with formulas is viewed.
+Nothing is fetched at build time (no intersphinx inventories, no remote images or fonts) nor when a
+page is read: MathJax is copied into the site by ``sphinx-mathjax-offline`` (docs extra), so
+formulas render without a network (checked by tools/check_docs_render.py and
+tests/test_docs_offline.py).
 """
 
 import os
@@ -28,6 +30,8 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    # Copies MathJax 3 into _static/mathjax and points mathjax_path there: no CDN.
+    "sphinx-mathjax-offline",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
 ]
@@ -38,6 +42,7 @@ exclude_patterns = [
     "Thumbs.db",
     ".DS_Store",
     "**.ipynb_checkpoints",
+    "**sg_execution_times.rst",  # left over from builds before write_computation_times=False
 ]
 templates_path = ["_templates"]  # autosummary/class.rst, autosummary/function.rst
 default_role = "literal"  # single backticks render as code, never as unresolved references
@@ -74,6 +79,8 @@ sphinx_gallery_conf = {
     "abort_on_example_error": True,
     "only_warn_on_example_error": False,
     "download_all_examples": False,
+    # The timing pages load jQuery and DataTables from CDNs: the site must work offline.
+    "write_computation_times": False,
     "remove_config_comments": True,
     "within_subsection_order": "FileNameSortKey",
     # Link functions used in examples to their API pages; no remote inventories are fetched.

@@ -21,10 +21,12 @@ pick the cheapest model whose error is certified.
 # %%
 # A model, an auto-evaluator, and a pool of mostly unlabeled examples
 # -------------------------------------------------------------------
-# The model under test is a logistic regression; the auto-evaluator a random forest trained on
-# more data (it is right about 95% of the time, not always). scikit-learn's semi-supervised
-# convention marks rows without a human label with ``y = -1``: 500 rows keep their label and
-# 5,000 are unlabeled (``r = 10`` per labeled row).
+# The model under test is a logistic regression fitted on 1,000 rows; the auto-evaluator a random
+# forest trained on 6,000 (it is right about 95% of the time, not always). Every split is a
+# shuffled one (``train_test_split`` or a random permutation): the guarantees need exchangeable
+# (i.i.d.) evaluation rows. scikit-learn's semi-supervised convention marks rows without a human
+# label with ``y = -1``: 500 rows keep their label and 5,000 are unlabeled (``r = 10`` per
+# labeled row).
 import warnings
 
 import matplotlib.pyplot as plt
@@ -44,7 +46,8 @@ from sklearn_riskcontrol.plotting import plot_eprocess, plot_rho_weights
 X, y = make_classification(n_samples=26_000, n_features=20, n_informative=8, n_redundant=0,
                            class_sep=1.0, random_state=0)
 X_fit, X_pool, y_fit, y_pool = train_test_split(X, y, train_size=6000, random_state=0)
-model = LogisticRegression().fit(X_fit[:1000], y_fit[:1000])
+X_small, _, y_small, _ = train_test_split(X_fit, y_fit, train_size=1000, random_state=0)
+model = LogisticRegression().fit(X_small, y_small)
 judge = RandomForestClassifier(n_estimators=50, min_samples_leaf=2, random_state=0)
 judge.fit(X_fit, y_fit)
 pred_model, pred_judge = model.predict(X_pool), judge.predict(X_pool)
@@ -53,13 +56,17 @@ print(f"the judge's label is right on {np.mean(pred_judge == y_pool):.1%} of the
 
 n_labeled, n_unlabeled = 500, 5000
 rng = np.random.default_rng(0)
-idx = rng.permutation(len(y_pool))[: n_labeled + n_unlabeled]
+idx = rng.permutation(len(y_pool))[: n_labeled + n_unlabeled]  # random rows, in random order
 X_eval, y_semi = X_pool[idx], y_pool[idx].copy()
-y_semi[n_labeled:] = -1
+y_semi[n_labeled:] = -1  # so the 500 labeled rows are a random sample too
 
 # %%
 # Certify ``error <= 0.15`` at ``delta = 0.1`` with the three methods
 # -------------------------------------------------------------------
+# Each line is one draw of the labeled and unlabeled rows. The guarantees are about such draws:
+# a model whose error exceeds ``alpha`` is certified with probability at most ``delta``, and the
+# 90% interval contains the true error with probability at least ``1 - delta = 0.9``. How
+# often each method certifies, over many draws, is the study further down.
 alpha, delta = 0.15, 0.1
 methods = {"R-Eval": "eval", "R-AutoEval": "autoeval", "R-AutoEval+": "plus"}
 fitted = {}
@@ -131,8 +138,7 @@ fig.tight_layout()
 # at most ``alpha``. If the first candidate fails, nothing is selected (never a silent fallback
 # to an uncertified model).
 n_features = [20, 6, 4, 2, 1]
-candidates = [make_pipeline(SelectKBest(k=k), LogisticRegression()).fit(X_fit[:1000],
-                                                                      y_fit[:1000])
+candidates = [make_pipeline(SelectKBest(k=k), LogisticRegression()).fit(X_small, y_small)
               for k in n_features]
 print("pool error of each candidate:",
       {k: round(float(np.mean(c.predict(X_pool) != y_pool)), 3)
@@ -141,8 +147,8 @@ print("pool error of each candidate:",
 tester = RAutoEvalPlus(None, autoevaluator=judge, alpha=alpha, delta=delta, random_state=0)
 selector = RiskControlledModelSelector(candidates, tester=tester, cost=n_features)
 selector.fit(X_eval, y_semi)
-print("certified:", selector.certified_, "selected:", n_features[selector.selected_index_],
-      "features")
+print("certified (one draw):", selector.certified_, "selected:",
+      n_features[selector.selected_index_], "features")
 print("predictions of the selected model:", selector.predict(X_pool[:10]))
 
 # %%

@@ -94,14 +94,16 @@ plt.show()
 # %%
 # Confidence intervals
 # --------------------
-# With a smaller budget (3% of the cells) no model is fully scored. PULSE's intervals come from
-# Theorem 1 (Freedman's inequality for the martingale of its one-step estimates). The valid
-# statement for intervals read off at the end of an adaptive run is the *simultaneous* one
-# (``simultaneous=True``, the default): a union bound over the 200 models and every possible
-# number of pulls. Its price is a ``log(m * T)`` term, and Freedman's range term (the one-step
-# estimates move by at most 2) dominates until a model has been pulled many times, so these
-# intervals are wide. ``simultaneous=False`` gives the bound for one model at a number of pulls
-# fixed in advance. NaivePooling has no interval: its estimate is biased by the prediction errors.
+# With a smaller budget (3% of the cells) no model is fully scored. PULSE's one-step estimates
+# are conditionally unbiased (Lemma 1), so their errors form a martingale; its intervals bound
+# that martingale with a sub-Gaussian inequality made uniform in time by Ville's inequality, so
+# they hold whatever the adaptive number of pulls and whenever the run stops. With
+# ``simultaneous=True`` (the default) all 200 intervals contain their model's mean at once with
+# probability at least ``1 - delta`` (a union bound over the models); ``simultaneous=False`` is
+# the guarantee for one model chosen before the run. The width shrinks like one over the square
+# root of a model's pulls, so the models the bandit dropped early keep wide, often vacuous
+# (``[0, 1]``) intervals, and the library warns about those. The printed fractions are one run.
+# NaivePooling has no interval: its estimate is biased by the prediction errors.
 short = PULSE(budget=0.03, batch_size=B, refit_every=100, rank=8, random_state=0)
 short.fit(data.scores, side_scores=side)
 top = np.argsort(-data.means)[:15]
@@ -151,6 +153,9 @@ candidates = [
 ]
 candidates = [c.fit(X_fit, y_fit) for c in candidates]
 selector = BestModelSelector(candidates, random_state=0).fit(X_pool, y_pool)
+
+# One run: the estimates and intervals below are realizations; with probability at least 0.9
+# every candidate's accuracy on the pool lies in its interval.
 
 ci = selector.strategy_.confidence_intervals(delta=0.1)
 for k, model in enumerate(candidates):

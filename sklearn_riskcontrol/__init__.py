@@ -15,6 +15,7 @@ from .selective import (  # noqa: E402
     RewardAwareScore,
     SCoREMDR,
     SCoRESDR,
+    pipeline_decide,
 )
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "ConcentrationMDR",
     "ConcentrationSDR",
     "RewardAwareScore",
+    "pipeline_decide",
     "SemiBanditPredictionSet",
     "RAutoEvalPlus",
     "RiskControlledModelSelector",

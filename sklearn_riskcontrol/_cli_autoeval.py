@@ -18,9 +18,10 @@ select
 """
 
 import sys
-import warnings
 
 import numpy as np
+
+from ._tables import one_line_warnings
 
 __all__ = ["add_parser", "run"]
 
@@ -96,35 +97,22 @@ def _common(p):
 
 
 # --------------------------------------------------------------------------------------------
-def _read(path):
-    import pandas as pd
-
-    return pd.read_csv(path)
-
-
-def _losses(frame, column, path):
-    import pandas as pd
-
-    from ._validation import check_risks
-
-    if column not in frame.columns:
-        raise ValueError(f"{path} has no column {column!r} (columns: {list(frame.columns)}).")
-    values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float)
-    return check_risks(values, f"column {column!r} of {path}")
+def _losses(table, columns):
+    """Losses in [0, 1] of one column (1-d) or of candidate columns (rows x candidates)."""
+    return table.numbers(columns, what="losses", low=0, high=1)
 
 
 def _table(path, columns=None):
     """Wide loss table as (candidates, examples) plus the column names."""
-    frame = _read(path)
-    names = list(frame.columns) if columns is None else columns
-    if columns is not None and list(frame.columns) != columns:
+    from ._tables import read_table
+
+    table = read_table(path, rows="example")
+    if columns is not None and table.columns != columns:
         raise ValueError(
             f"{path} must have the same candidate columns as --labeled, in the same order "
-            f"({columns}); got {list(frame.columns)}."
+            f"({columns}); got {table.columns}."
         )
-    if not names:
-        raise ValueError(f"{path} has no candidate column.")
-    return np.array([_losses(frame, c, path) for c in names]), names
+    return _losses(table, table.columns).T, table.columns
 
 
 def _shuffled(rng, *arrays):
@@ -143,15 +131,16 @@ def _write(frame, output):
 def _run_certify(args, rng):
     import pandas as pd
 
+    from ._tables import read_table
     from .evalues import rautoeval_confidence_interval, rautoeval_test
 
-    lab = _read(args.labeled)
-    h = _losses(lab, args.loss_column, args.labeled)
+    lab = read_table(args.labeled, rows="labeled example")
+    h = _losses(lab, args.loss_column)
     g = u = None
     if args.method != "eval":
-        g = _losses(lab, args.judge_column, args.labeled)
+        g = _losses(lab, args.judge_column)
         if args.unlabeled is not None:
-            u = _losses(_read(args.unlabeled), args.judge_column, args.unlabeled)
+            u = _losses(read_table(args.unlabeled, rows="unlabeled example"), args.judge_column)
     h, g = _shuffled(rng, h, g)
     (u,) = _shuffled(rng, u)
     res = rautoeval_test(h, g, u, alpha=args.alpha, delta=args.delta, method=args.method,
@@ -172,10 +161,27 @@ def _run_certify(args, rng):
                                            n_rho=args.n_rho)
         row.update(ci_low=ci.low, ci_high=ci.high)
     _write(pd.DataFrame([row]), args.output)
-    verdict = "certified" if res.certified else "NOT certified"
-    print(f"{verdict}: risk <= {args.alpha} with probability >= {1 - args.delta:g} "
-          f"(p-value {res.pvalue:.4g}, {h.size} labeled + {row['n_unlabeled']} unlabeled rows)",
-          file=sys.stderr)
+    print(_certify_summary(args, res, row), file=sys.stderr)
+
+
+def _certify_summary(args, res, row):
+    """What was certified (a realization) and what the guarantee is about."""
+    a, d = f"{args.alpha:g}", f"{args.delta:g}"
+    data = f"{row['n_labeled']} labeled + {row['n_unlabeled']} unlabeled rows"
+    if res.certified:
+        lines = [f"certified: risk <= {a} (p-value {float(res.pvalue):.4g} from {data}; the "
+                 "p-value and the verdict are realizations)"]
+    else:
+        lines = [f"NOT certified: these rows do not show risk <= {a} at level delta = {d} "
+                 f"(p-value {float(res.pvalue):.4g} from {data}); this is no evidence that the "
+                 f"risk exceeds {a}"]
+    lines.append(f"guarantee: P(certified while the risk is > {a}) <= {d}, over the draw of "
+                 "the labeled and unlabeled rows (i.i.d. rows, in a random order)")
+    if "ci_low" in row:
+        lines.append(f"interval [{float(row['ci_low']):.4f}, {float(row['ci_high']):.4f}] (a "
+                     f"realization): with probability >= {1 - args.delta:g} over the draw, the "
+                     "interval computed this way contains the risk")
+    return "\n".join(lines)
 
 
 def _run_select(args, rng):
@@ -223,13 +229,18 @@ def _run_select(args, rng):
     if cost is not None:
         out["cost"] = cost
     _write(out, args.output)
+    a, d = f"{args.alpha:g}", f"{args.delta:g}"
     if sel.selected is None:
-        print(f"nothing certified at alpha={args.alpha}, delta={args.delta} "
-              f"({args.procedure})", file=sys.stderr)
+        print(f"nothing certified at alpha={a}, delta={d} ({args.procedure}): no candidate was "
+              f"shown to have risk <= {a}; this is no evidence that they all exceed it",
+              file=sys.stderr)
     else:
         print(f"selected {names[sel.selected]!r}: {int(sel.certified.sum())} of {len(names)} "
-              f"candidates certified with risk <= {args.alpha} (family-wise error <= "
-              f"{args.delta}, {args.procedure})", file=sys.stderr)
+              f"candidates certified with risk <= {a} (which ones is a realization)\n"
+              f"guarantee: P(some certified candidate has risk > {a}) <= {d} (family-wise "
+              f"error, {args.procedure}), over the draw of the rows (i.i.d. rows, in a random "
+              "order)",
+              file=sys.stderr)
 
 
 def run(args):
@@ -239,17 +250,13 @@ def run(args):
     them into a one-line error and exit status 2); warnings (nothing certified, no unlabeled
     data) are printed to standard error as ``warning: ...`` lines.
     """
-    from ._validation import RiskControlWarning, check_level
+    from ._validation import check_level
 
     check_level(args.alpha, "alpha")
     check_level(args.delta, "delta")
     rng = None if args.shuffle is None else np.random.default_rng(args.shuffle)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", RiskControlWarning)
+    with one_line_warnings():
         if args.autoeval_command == "certify":
             _run_certify(args, rng)
         else:
             _run_select(args, rng)
-    for w in caught:
-        if issubclass(w.category, RiskControlWarning):
-            print(f"warning: {w.message}", file=sys.stderr)

@@ -3,15 +3,19 @@
 The table holds one row per model and one column per example (scores in [0, 1], e.g. 1 =
 correct; an empty cell = that model was not run on that example). The chosen strategy reveals
 only the cells it pays for, up to ``--budget`` of them, and reports the model it identifies as
-best, with PULSE's finite-sample confidence intervals.
+best, with PULSE's simultaneous confidence intervals (vacuous ones flagged).
 """
 
 import argparse
 import sys
+import warnings
 
 import numpy as np
 
 __all__ = ["add_parser", "run"]
+
+# Score range of the tables; an interval covering all of it says nothing.
+_LOW, _HIGH = 0.0, 1.0
 
 _STRATEGIES = {
     "pulse": "PULSE",
@@ -47,9 +51,9 @@ def add_parser(subparsers):
             "Reads a CSV score table (one row per model, one column per example; scores in\n"
             "[0, 1], higher = better, e.g. 1 = correct; an empty cell = not available), reveals\n"
             "only the cells the strategy pays for, and prints the model identified as best, its\n"
-            "estimated mean score and the evaluations used. PULSE (default) gives unbiased\n"
-            "estimates and finite-sample confidence intervals that hold for all models at once\n"
-            "with probability >= 1 - delta."
+            "estimated mean score and the evaluations used. PULSE (default) also gives\n"
+            "confidence intervals that hold for all models at once with probability >= 1 - delta;\n"
+            "an interval spanning the whole score range [0, 1] is flagged as vacuous."
         ),
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -100,42 +104,27 @@ def _parse_budget(text):
 
 
 def _read_table(path, header, model_names):
-    """Score matrix (NaN = not available) and model names of a CSV table."""
-    import pandas as pd
+    """Score matrix (NaN = not available), model names and example columns of a CSV table."""
+    from ._tables import all_numbers, check_unique, read_table
 
-    frame = pd.read_csv(path, header=0 if header else None, dtype=str, keep_default_na=False)
-    if frame.shape[0] == 0 or frame.shape[1] == 0:
-        raise ValueError(f"{path} has no data rows: one row per model is required.")
-    frame = frame.fillna("")  # short rows
-    first = frame.iloc[:, 0].str.strip()
+    table = read_table(path, header=header, rows="model")
+    first = table.cells[:, 0]
     if model_names == "auto":
-        unnamed = header and str(frame.columns[0]).startswith("Unnamed:")
-        model_names = "first-column" if unnamed or not _all_numeric(first) else "none"
+        unnamed = header and table.columns[0] == ""
+        model_names = "first-column" if unnamed or not all_numbers(first) else "none"
+    columns = table.columns
     if model_names == "first-column":
         names = list(first)
-        frame = frame.iloc[:, 1:]
-        if frame.shape[1] == 0:
+        check_unique(table, names, "model name")
+        columns = columns[1:]
+        if not columns:
             raise ValueError(f"{path} has model names but no example column.")
-    else:
-        names = [str(i) for i in range(frame.shape[0])]
-    cells = frame.apply(lambda col: col.str.strip())
-    values = cells.apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
-    bad = np.isnan(values) & (cells.to_numpy() != "")
-    if bad.any():
-        i, j = np.argwhere(bad)[0]
-        raise ValueError(
-            f"{path}: cell (model {names[i]!r}, column {frame.columns[j]!r}) is "
-            f"{cells.iat[i, j]!r}; scores must be numbers in [0, 1] (empty = not available)."
-        )
-    return values, names, [str(c) for c in frame.columns]
-
-
-def _all_numeric(series):
-    """Whether every non-empty cell is a number (empty cells are missing scores)."""
-    import pandas as pd
-
-    filled = series[series != ""]
-    return bool(pd.to_numeric(filled, errors="coerce").notna().all())
+    else:  # models are named by their data row, counted from 1 as in every message
+        names = [str(i + 1) for i in range(table.n_rows)]
+    labels = [f"model {n!r}" for n in names] if model_names == "first-column" else None
+    values = table.numbers(columns, what="scores", low=_LOW, high=_HIGH, allow_empty=True,
+                           hint="empty = not available", row_labels=labels)
+    return values, names, columns
 
 
 def _strategy(args, fractional):
@@ -162,31 +151,59 @@ def _strategy(args, fractional):
     return est.set_params(**options)
 
 
-def _write_summary(est, names, available, delta, ci, stream):
+def vacuous_intervals(ci, low=_LOW, high=_HIGH):
+    """Which intervals span the whole score range ``[low, high]`` (they say nothing).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> vacuous_intervals(np.array([[0.0, 1.0], [0.2, 1.0]]))
+    array([ True, False])
+    """
+    return (ci[:, 0] <= low) & (ci[:, 1] >= high)
+
+
+def _write_summary(est, names, path, available, delta, ci, stream):
     best = int(est.best_index_)
     used, total = int(est.n_evaluations_), int(available.sum())
-    line = f"best model: {names[best]} (row {best}); estimated mean score {est.means_[best]:.4f}"
+    line = (f"best model: {names[best]} (row {best + 1} of {path}); estimated mean score "
+            f"{float(est.means_[best]):.4f}")
     if est.n_evaluations_per_model_[best] >= available[best]:
         line += " (exact: all its examples were scored)"
-    elif ci is not None:
-        line += f", {1 - delta:.0%} CI [{ci[best, 0]:.4f}, {ci[best, 1]:.4f}]"
-    print(line, file=stream)
-    print(f"evaluations used: {used} of {total} available cells ({used / total:.1%}); "
-          f"strategy {type(est).__name__}", file=stream)
-    if ci is not None:
-        print(f"guarantee: the estimates are unbiased, and with probability >= "
-              f"{1 - delta:g} every model's mean lies in its interval (simultaneously "
-              "over all models, whatever the quality of the low-rank predictions)", file=stream)
     else:
-        print("no confidence interval: only PULSE (--strategy pulse) gives valid ones; "
-              f"{type(est).__name__}'s estimate is the mean of the cells it scored", file=stream)
+        line += " (a realization"
+        if ci is not None:
+            line += f"; {1 - delta:.0%} interval [{ci[best, 0]:.4f}, {ci[best, 1]:.4f}]"
+            line += ", vacuous" if vacuous_intervals(ci)[best] else ""
+        line += ")"
+    lines = [line, f"evaluations used: {used} of {total} available cells ({used / total:.1%}); "
+                   f"strategy {type(est).__name__}"]
+    if ci is None:
+        lines.append("no confidence interval: only PULSE (--strategy pulse) gives valid ones; "
+                     f"{type(est).__name__}'s estimate is the mean of the cells it scored")
+    else:
+        lines.append(f"guarantee: with probability >= {1 - delta:g}, every model's mean lies in "
+                     f"its interval, simultaneously over all {len(names)} models (the intervals "
+                     "are realizations)")
+        n_vacuous = int(vacuous_intervals(ci).sum())
+        if n_vacuous:
+            fixes = [f"raise --budget (now {used} evaluations)"]
+            if est.batch_size > 1:
+                fixes.append(f"lower --batch-size (now {est.batch_size})")
+            fixes.append(f"raise --delta (now {delta:g})")
+            lines.append(
+                f"note: {n_vacuous} of {len(names)} intervals are vacuous: they span the whole "
+                f"score range [{_LOW:g}, {_HIGH:g}], so the guarantee says nothing about those "
+                f"models; to tighten them, {', '.join(fixes[:-1])} or {fixes[-1]}"
+            )
+    print("\n".join(lines), file=stream)
 
 
 def run(args):
     """Run ``best-model`` on parsed arguments (bad input raises ``ValueError``/``OSError``)."""
     import pandas as pd
 
-    from ._validation import check_level
+    from ._validation import RiskControlWarning, check_level
     from .bandits import MatrixOracle
 
     if args.delta is not None and args.strategy != "pulse":
@@ -213,7 +230,12 @@ def run(args):
         raise ValueError(f"{args.scores}: {exc}") from None
     available = np.sum(~np.isnan(S), axis=1)
     est.fit(oracle, side_scores=side)
-    ci = est.confidence_intervals(delta) if args.strategy == "pulse" else None
+    ci = None
+    if args.strategy == "pulse":
+        with warnings.catch_warnings():
+            # the summary flags vacuous intervals itself, with the command-line options to change
+            warnings.filterwarnings("ignore", message=".*vacuous", category=RiskControlWarning)
+            ci = est.confidence_intervals(delta)
     if args.output is not None:
         out = pd.DataFrame({
             "model": names,
@@ -224,5 +246,6 @@ def run(args):
         })
         if ci is not None:
             out["ci_low"], out["ci_high"] = ci[:, 0], ci[:, 1]
+            out["ci_vacuous"] = vacuous_intervals(ci)
         out.to_csv(args.output, index=False)
-    _write_summary(est, names, available, delta, ci, sys.stdout)
+    _write_summary(est, names, args.scores, available, delta, ci, sys.stdout)

@@ -31,7 +31,7 @@ def autoeval_section(seed=0, quick=False):
         X_rest, y_rest, train_size=n_eval, random_state=seed
     )
     y_semi = np.array(y_eval, dtype=object)
-    y_semi[n_labeled:] = -1  # scikit-learn's semi-supervised convention: -1 = no human label
+    y_semi[n_labeled:] = -1  # -1 = no human label (sklearn's semi-supervised convention)
     judge = RandomForestClassifier(n_estimators=30 if quick else 50, random_state=seed)
     judge.fit(X_fit, y_fit)
     depths = (24, 16, 13, 11, 9)
@@ -47,8 +47,10 @@ def autoeval_section(seed=0, quick=False):
           f"{np.mean(judge.predict(X_test) != y_test):.3f})")
     model = trees[1]
     print(f"  model: decision tree of depth {depths[1]} (error on {len(y_test)} held-out rows "
-          f"{test_error[1]:.3f})")
-    print("  guarantee: P(certified and error > alpha) <= delta, whatever the auto-evaluator")
+          f"{test_error[1]:.3f}, an estimate of its true error)")
+    print("  guarantee: P(certified and error > alpha) <= delta, whatever the auto-evaluator; "
+          f"each {1 - delta:.0%} CI\n  contains the true error w.p. >= {1 - delta:g} (i.i.d. rows); "
+          "p-values, labels needed and CIs below are one draw")
     for name, method in _METHODS:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "not certified" is shown in the table
@@ -58,16 +60,17 @@ def autoeval_section(seed=0, quick=False):
         ci = cert.confidence_interval()
         print(f"  {name:<21s} certified: {cert.decide()!s:<5} p-value {cert.pvalue_:.4f}"
               f"  labels needed {'-' if need is None else need + 1:>4}"
-              f"  90% CI [{ci.low:.3f}, {ci.high:.3f}]")
+              f"  {1 - delta:.0%} CI [{ci.low:.3f}, {ci.high:.3f}]")
     summary = [(
         f"certified   R-AutoEval+: error of the depth-{depths[1]} tree <= {alpha} "
-        f"{'certified' if cert.decide() else 'NOT certified'} from {n_labeled} labels; "
-        f"P(certified while error > {alpha}) <= {delta} (exchangeable rows, any auto-evaluator)"
+        f"{'certified' if cert.decide() else 'NOT certified'} from {n_labeled} labels (one draw); "
+        f"guarantee P(certified while error > {alpha}) <= {delta} (i.i.d. rows, any "
+        "auto-evaluator)"
     )]
 
     print(f"  model selection: smallest certified tree among depths {list(depths)}")
-    print("  (fixed-sequence testing from the largest; all certified trees have error <= alpha "
-          "w.p. 1 - delta)")
+    print("  (fixed-sequence testing from the largest; w.p. >= 1 - delta every certified tree has "
+          "error <= alpha)")
     for name, method in _METHODS:
         tester = RAutoEvalPlus(None, autoevaluator=judge, alpha=alpha, delta=delta,
                                method=method, random_state=seed)
@@ -76,14 +79,14 @@ def autoeval_section(seed=0, quick=False):
             sel = RiskControlledModelSelector(trees, tester=tester, cost=list(depths))
             sel.fit(X_eval, y_semi)
         if sel.selected_index_ is None:
-            chosen = "none (keep the reference model)"
+            chosen = "none (no tree certified)"
         else:
             k = sel.selected_index_
             chosen = f"depth {depths[k]} (held-out error {test_error[k]:.3f})"
         print(f"  {name:<21s} certified {int(sel.certified_.sum())} of {len(trees)}; "
               f"selected {chosen}")
     summary.append(
-        f"selected    R-AutoEval+ model selection: {chosen}; every certified tree has error "
-        f"<= {alpha}, jointly w.p. >= {1 - delta:g} (family-wise error <= {delta})"
+        f"selected    R-AutoEval+ model selection (one draw): {chosen}; guarantee w.p. >= "
+        f"{1 - delta:g} every certified tree has error <= {alpha} (family-wise error <= {delta})"
     )
     return summary

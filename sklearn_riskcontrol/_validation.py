@@ -30,6 +30,7 @@ __all__ = [
     "check_labels",
     "check_random_state",
     "RANDOM_STATE",
+    "show",
 ]
 
 
@@ -79,6 +80,14 @@ def warn(message, stacklevel=None, category=None):
     warnings.warn(message, category or RiskControlWarning, stacklevel=level)
 
 
+def show(value):
+    """``repr`` of a user's value for a message, with NumPy scalars shown as plain Python ones.
+
+    NumPy 2 prints ``np.float64(0.5)``; a message should say ``0.5``.
+    """
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
 #: ``_parameter_constraints`` entry for ``random_state``: scikit-learn's forms plus a Generator.
 RANDOM_STATE = ["random_state", np.random.Generator]
 
@@ -101,7 +110,7 @@ def check_random_state(random_state):
     except ValueError:
         raise ValueError(
             "`random_state` must be None, an int, a numpy.random.RandomState or a "
-            f"numpy.random.Generator; got {random_state!r}."
+            f"numpy.random.Generator; got {show(random_state)}."
         ) from None
 
 
@@ -112,11 +121,11 @@ def check_level(value, name, *, low=0.0, high=1.0):
     ``gamma``.
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"`{name}` must be a real number in ({low:g}, {high:g}); got {value!r}.")
+        raise TypeError(f"`{name}` must be a real number in ({low:g}, {high:g}); got {show(value)}.")
     value = float(value)
     if not (low < value < high):
         raise ValueError(
-            f"`{name}` must lie in the open interval ({low:g}, {high:g}); got {value!r}."
+            f"`{name}` must lie in the open interval ({low:g}, {high:g}); got {show(value)}."
         )
     return value
 
@@ -131,11 +140,11 @@ def check_number(value, name, *, integer=False, minimum=None, exclusive=False, a
         return None
     expected = numbers.Integral if integer else numbers.Real
     if isinstance(value, bool) or not isinstance(value, expected):
-        raise TypeError(f"`{name}` must be {_kind(integer, minimum, exclusive, allow_none)}; got {value!r}.")
+        raise TypeError(f"`{name}` must be {_kind(integer, minimum, exclusive, allow_none)}; got {show(value)}.")
     value = int(value) if integer else float(value)
     too_small = minimum is not None and (value <= minimum if exclusive else value < minimum)
     if too_small or not np.isfinite(value):
-        raise ValueError(f"`{name}` must be {_kind(integer, minimum, exclusive, allow_none)}; got {value!r}.")
+        raise ValueError(f"`{name}` must be {_kind(integer, minimum, exclusive, allow_none)}; got {show(value)}.")
     return value
 
 

@@ -28,14 +28,21 @@ import numpy as np
 from joblib import effective_n_jobs
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context
 from sklearn.model_selection import train_test_split
-from sklearn.utils import _safe_indexing, check_random_state
+from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted
 
 from ._progress import Progress
-from ._validation import RiskControlWarning, check_level, warn
+from ._validation import (
+    RANDOM_STATE,
+    RiskControlWarning,
+    check_level,
+    check_random_state,
+    show,
+    warn,
+)
 from ._wrapping import (
     chunked_call,
     copy_feature_info,
@@ -45,7 +52,7 @@ from ._wrapping import (
     n_rows,
     tags_or_none,
 )
-from .evalues.autoeval import rautoeval_confidence_interval, rautoeval_test
+from .evalues.autoeval import _all_wrong_message, rautoeval_confidence_interval, rautoeval_test
 from .evalues.betting import WSR, FixedBet, UniversalPortfolio
 from .evalues.testing import at_most, bonferroni, fixed_sequence
 from .risks import RISK_NAMES, make_risk
@@ -74,7 +81,11 @@ def _is_float_array(y):
 
 
 def _unlabeled_mask(y, classification):
-    """Rows without a label: NaN (regression), -1 / "-1" / NaN (classification)."""
+    """Rows without a label: NaN (regression), -1 / "-1" / NaN (classification).
+
+    In an object ``y`` (pandas nullable or mixed columns) every missing value that pandas
+    recognises (None, NaN, ``pd.NA``) marks an unlabeled row, like NaN in a float ``y``.
+    """
     if _is_float_array(y):
         nan = np.isnan(y)
         return (nan | (y == -1)) if classification else nan
@@ -85,11 +96,13 @@ def _unlabeled_mask(y, classification):
     if y.dtype.kind == "b":
         return np.zeros(y.shape, dtype=bool)
 
+    import pandas as pd
+
     def missing(v):
-        if v is None:
+        if np.ndim(v) == 0 and pd.isna(v):
             return True
         if isinstance(v, numbers.Real) and not isinstance(v, bool):
-            return bool(np.isnan(v)) or (classification and v == -1)
+            return classification and v == -1
         return classification and isinstance(v, str) and v == "-1"
 
     return np.fromiter((missing(v) for v in y), dtype=bool, count=len(y))
@@ -169,7 +182,7 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
         ``result_`` then ends there.
     calib_size : float in (0, 1), default=0.5
         Fraction of the labeled rows kept for the test when a model must be fitted first.
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance, numpy Generator or None, default=None
         Seeds the fitting split and the shuffling.
     n_jobs : int, default=None
         joblib workers for the models' predictions (threads unless a
@@ -206,27 +219,51 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
     RiskControlledModelSelector : one test per candidate, family-wise error control.
     sklearn_riskcontrol.evalues.rautoeval_test : the same test on loss arrays.
 
+    Notes
+    -----
+    An auto-evaluator whose losses are constant (it agrees with the model everywhere, e.g. it
+    is the model itself, or nowhere) makes every observation ``h_i + rho (ubar_i - g_i)`` equal
+    ``h_i``: the test then bets on the labels alone. That is still valid and about as
+    powerful as R-Eval, so it is not warned about; the judge just adds nothing.
+
     Examples
     --------
+    Shuffled splits (``train_test_split``) keep every part an exchangeable draw of the same
+    distribution, which the guarantee needs:
+
     >>> import numpy as np
     >>> from sklearn.datasets import make_classification
     >>> from sklearn.linear_model import LogisticRegression
     >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from sklearn.model_selection import train_test_split
     >>> from sklearn_riskcontrol.autoeval import RAutoEvalPlus
     >>> X, y = make_classification(n_samples=6000, n_informative=6, random_state=0)
-    >>> model = LogisticRegression().fit(X[:1000], y[:1000])
-    >>> judge = RandomForestClassifier(random_state=0).fit(X[1000:3000], y[1000:3000])
-    >>> y_semi = y[3000:].copy()
-    >>> y_semi[300:] = -1                       # 300 labeled rows, 2700 unlabeled
+    >>> X_model, X_rest, y_model, y_rest = train_test_split(X, y, train_size=1000,
+    ...                                                     random_state=0)
+    >>> X_judge, X_eval, y_judge, y_eval = train_test_split(X_rest, y_rest, train_size=2000,
+    ...                                                     random_state=0)
+    >>> model = LogisticRegression().fit(X_model, y_model)
+    >>> judge = RandomForestClassifier(random_state=0).fit(X_judge, y_judge)
+    >>> _, unlabeled = train_test_split(np.arange(3000), train_size=300, random_state=0)
+    >>> y_semi = y_eval.copy()
+    >>> y_semi[unlabeled] = -1                  # 300 labeled rows, 2700 unlabeled
     >>> cert = RAutoEvalPlus(model, autoevaluator=judge, alpha=0.2, delta=0.1, random_state=0)
-    >>> cert = cert.fit(X[3000:], y_semi)
+    >>> cert = cert.fit(X_eval, y_semi)
+
+    ``decide()`` is the outcome of a test: over the draw of the labeled rows, a model whose
+    risk exceeds ``alpha`` is certified with probability at most ``delta``.
+
     >>> cert.decide(), cert.n_labeled_, cert.block_size_   # r = 9 unlabeled rows per label
     (True, 300, 9)
-    >>> cert.result_.stopping_index + 1                    # labels it needed to certify
-    90
-    >>> ci = cert.confidence_interval()
-    >>> print(f"risk in [{ci.low:.3f}, {ci.high:.3f}] w.p. 0.9")
-    risk in [0.125, 0.210] w.p. 0.9
+    >>> cert.result_.stopping_index + 1     # labels until 1/delta was crossed, on this draw
+    203
+
+    The confidence interval is one realization; intervals built this way cover the risk with
+    probability at least ``1 - delta`` (here the model's error on all 3000 rows is 0.164):
+
+    >>> print(cert.confidence_interval())
+    [0.1221, 0.1896] (two-sided, R-AutoEval+): intervals built this way cover the risk with
+    probability >= 0.9 over the draw of the labeled data
     """
 
     _parameter_constraints = {
@@ -243,7 +280,7 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
         "shuffle": ["boolean"],
         "early_stopping": ["boolean"],
         "calib_size": [Interval(Real, 0, 1, closed="neither")],
-        "random_state": ["random_state"],
+        "random_state": RANDOM_STATE,
         "n_jobs": [Integral, None],
         "verbose": ["verbose"],
     }
@@ -296,11 +333,28 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
             Labeled and unlabeled rows, passed untouched to the models.
         y : array-like of shape (n_samples,)
             True labels; unlabeled rows are marked with ``-1`` (classification, like
-            :class:`sklearn.semi_supervised.SelfTrainingClassifier`) or NaN (regression).
+            :class:`sklearn.semi_supervised.SelfTrainingClassifier`) or NaN (regression). A
+            missing value in an object ``y`` (None, NaN or ``pandas.NA``, e.g. from a pandas
+            column with gaps) also marks an unlabeled row, for classes and regression alike.
 
         Returns
         -------
         self
+
+        Warns
+        -----
+        RiskControlWarning
+            Pointing at the caller's line, when:
+
+            - nothing is certified (with the p-value, the peak of the e-process and what
+              would help);
+            - every labeled loss equals 1: the loss does not fit the task (``"zero_one"`` on a
+              regressor) or ``y`` is encoded unlike the model's predictions; the message names
+              which and the fix;
+            - at least 25% of the labeled losses reach the cap 1 of a clipping risk such as
+              ``make_risk("squared", scale=...)``: pass a larger ``scale``;
+            - there is no unlabeled row (the method reduces to R-Eval), or too few labeled
+              rows for any test at this ``delta``.
         """
         if y is None:
             raise ValueError(
@@ -380,6 +434,7 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
         X_lab = _safe_indexing(X, idx_lab)
         pred_lab = self._predict_rows(X_lab)
         h = self.risk_(y[idx_lab], pred_lab)
+        all_wrong = _all_wrong_message(f"(all {h.size})") if np.all(h >= 1.0) else None
         g = u = None
         if uses_judge:
             g = self.risk_(self._judge(X_lab, classification), pred_lab)
@@ -398,7 +453,8 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
         notes = []
         for w in caught:
             if issubclass(w.category, RiskControlWarning):
-                notes.append(str(w.message))
+                if str(w.message) != all_wrong:  # emitted below, with the estimator's fix
+                    notes.append(str(w.message))
             else:  # pragma: no cover - pass other warnings on
                 warn(str(w.message), category=w.category)
         self.result_ = result
@@ -409,6 +465,15 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
         self.n_labeled_ = int(h.size)
         self.n_unlabeled_ = 0 if u is None else int(u.size)
         copy_feature_info(self, model, X)
+        # Valid but useless results, keyed by cause (the selector summarises them by cause).
+        if all_wrong is not None:
+            fix = self._all_wrong_fix(y[idx_lab], pred_lab, classification)
+            self._degenerate_ = {"all_wrong": all_wrong + fix}
+        else:
+            saturated = self._saturation_message()
+            self._degenerate_ = {} if saturated is None else {"saturated": saturated}
+        for msg in self._degenerate_.values():
+            warn(msg)
         if self.certified_:
             if notes:
                 warn(" ".join(notes))
@@ -418,11 +483,51 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
             need = result.stopping_index
             print(
                 f"[{type(self).__name__}] {_METHOD_NAMES[self.method_]} on {self.n_labeled_} "
-                f"labeled + {self.n_unlabeled_} unlabeled rows: certified={self.certified_}, "
-                f"p-value {self.pvalue_:.4g}"
-                + ("" if need is None else f", {need + 1} labels needed")
+                f"labeled + {self.n_unlabeled_} unlabeled rows: certified={self.certified_} "
+                f"for risk <= alpha={self.alpha:g} (a test whose type-I error is at most "
+                f"delta={self.delta:g} over the draw of the labeled rows); realized on this "
+                f"draw: p-value {self.pvalue_:.4g}"
+                + ("" if need is None else f", e-process above 1/delta after {need + 1} labels")
             )
         return self
+
+    def _all_wrong_fix(self, y_lab, pred_lab, classification):
+        """The likely cause and fix when every labeled loss is 1 ("" if none is evident)."""
+        if self.risk_.clips:
+            return (f" Here risk {self.risk_!r} clips every loss at 1: pass a larger `scale` "
+                    "to make_risk.")
+        if self.risk_ != make_risk("zero_one") or pred_lab.ndim != 1:
+            return ""
+        labels = list(dict.fromkeys(y_lab.tolist()))
+        predicted = list(dict.fromkeys(pred_lab.tolist()))
+        if not set(labels).isdisjoint(predicted):
+            return ""
+        if not classification:
+            return (
+                " Here risk='zero_one' counts every prediction that is not exactly equal to "
+                "its label as an error, and the wrapped model is a regressor (continuous "
+                "predictions); pass a regression loss, e.g. "
+                "risk=make_risk('absolute', tolerance=...) or make_risk('squared', scale=...)."
+            )
+        return (
+            f" Here no label in `y` (e.g. {labels[:3]}) is ever predicted by the model (it "
+            f"predicts e.g. {predicted[:3]}); encode `y` with the labels the model was trained "
+            "on (its classes_), or pass a risk that compares them correctly."
+        )
+
+    def _saturation_message(self):
+        """Warning text if a clipping risk clipped at least 25% of the labeled losses at 1."""
+        h = self.loss_labeled_
+        share = float(np.mean(h >= 1.0))
+        if not self.risk_.clips or share < 0.25:
+            return None
+        return (
+            f"{share:.0%} of the labeled losses ({int(np.sum(h >= 1.0))} of {h.size}) reach 1, "
+            f"the cap of risk {self.risk_!r}: every larger error counts as 1, so the test "
+            "certifies the risk of the clipped loss, which cannot tell a large error from a "
+            "huge one. Pass a larger `scale` (about the largest error that should still count "
+            "as partly wrong), unless a loss capped at 1 is what you mean to certify."
+        )
 
     def _predict_rows(self, X):
         return chunked_call(self.estimator_.predict, X, self.n_jobs)
@@ -471,13 +576,14 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
         mean = float(self.loss_labeled_.mean())
         if mean > self.alpha:
             msg += (
-                f" The mean loss on the labeled rows is {mean:.3g} > alpha: the risk may well "
-                "exceed alpha."
+                f" The mean loss on the labeled rows is {mean:.3g} > alpha (one draw's "
+                "estimate): the risk may well exceed alpha."
             )
         else:
             msg += (
-                f" The mean loss on the labeled rows is {mean:.3g} <= alpha, so more labeled "
-                "rows (or more unlabeled rows with a better autoevaluator) may suffice."
+                f" The mean loss on the labeled rows is {mean:.3g} <= alpha (one draw's "
+                "estimate), so more labeled rows (or more unlabeled rows with a better "
+                "autoevaluator) may suffice."
             )
         return " ".join([msg, *notes])
 
@@ -609,10 +715,21 @@ def _run_tester(tester, candidate, level, X, y):
             return fitted, float(fitted.pvalue_)
         p = tester(candidate, X, y, delta=level)
     if isinstance(p, bool) or not isinstance(p, numbers.Real) or not (0.0 <= p <= 1.0):
-        raise ValueError(
-            f"A callable `tester` must return a p-value in [0, 1]; got {p!r}."
-        )
+        raise ValueError(f"A callable `tester` must return a p-value in [0, 1]; got {show(p)}.")
     return None, float(p)
+
+
+def _warn_degenerate(testers):
+    """One warning per cause of a useless test (every loss 1, clipped losses), naming the
+    candidates it affects; the candidates' own warnings were silenced."""
+    by_cause = {}
+    for k, fitted in enumerate(testers):
+        for cause, msg in getattr(fitted, "_degenerate_", {}).items():
+            by_cause.setdefault(cause, []).append((k, msg))
+    for found in by_cause.values():
+        ks = [k for k, _ in found]
+        shown = "" if len(ks) == 1 else f" (message of candidate {ks[0]})"
+        warn(f"Candidate(s) {ks}{shown}: {found[0][1]}")
 
 
 class RiskControlledModelSelector(MetaEstimatorMixin, BaseEstimator):
@@ -698,19 +815,30 @@ class RiskControlledModelSelector(MetaEstimatorMixin, BaseEstimator):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from sklearn.datasets import make_classification
     >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from sklearn.model_selection import train_test_split
     >>> from sklearn.tree import DecisionTreeClassifier
     >>> from sklearn_riskcontrol.autoeval import RAutoEvalPlus, RiskControlledModelSelector
     >>> X, y = make_classification(n_samples=8000, n_informative=6, random_state=0)
-    >>> candidates = [DecisionTreeClassifier(max_depth=d, random_state=0).fit(X[:2000], y[:2000])
+    >>> X_fit, X_rest, y_fit, y_rest = train_test_split(X, y, train_size=2000, random_state=0)
+    >>> X_judge, X_eval, y_judge, y_eval = train_test_split(X_rest, y_rest, train_size=2000,
+    ...                                                     random_state=0)
+    >>> candidates = [DecisionTreeClassifier(max_depth=d, random_state=0).fit(X_fit, y_fit)
     ...               for d in (12, 6, 3, 1)]                  # from largest to smallest
-    >>> judge = RandomForestClassifier(random_state=0).fit(X[2000:4000], y[2000:4000])
-    >>> y_semi = y[4000:].copy()
-    >>> y_semi[400:] = -1                                      # 400 labels, 3600 unlabeled
+    >>> judge = RandomForestClassifier(random_state=0).fit(X_judge, y_judge)
+    >>> _, unlabeled = train_test_split(np.arange(4000), train_size=400, random_state=0)
+    >>> y_semi = y_eval.copy()
+    >>> y_semi[unlabeled] = -1                                 # 400 labels, 3600 unlabeled
     >>> tester = RAutoEvalPlus(None, autoevaluator=judge, alpha=0.2, delta=0.1, random_state=0)
     >>> sel = RiskControlledModelSelector(candidates, tester=tester, cost=[12, 6, 3, 1])
-    >>> sel = sel.fit(X[4000:], y_semi)
+    >>> sel = sel.fit(X_eval, y_semi)
+
+    Over the draw of the labeled rows, the probability that *some* certified candidate has
+    risk above ``alpha = 0.2`` is at most ``delta = 0.1`` (the errors of the four trees on all
+    4000 rows are 0.113, 0.118, 0.150 and 0.217):
+
     >>> sel.certified_.tolist(), sel.selected_index_
     ([True, True, True, False], 2)
     """
@@ -774,7 +902,8 @@ class RiskControlledModelSelector(MetaEstimatorMixin, BaseEstimator):
             np.sort(order), np.arange(K)
         ):
             raise ValueError(
-                f"`order` must be None, 'cost' or a permutation of range({K}); got {self.order!r}."
+                f"`order` must be None, 'cost' or a permutation of range({K}); got "
+                f"{order.tolist()!r}."
             )
         return order.astype(int)
 
@@ -792,6 +921,13 @@ class RiskControlledModelSelector(MetaEstimatorMixin, BaseEstimator):
         Returns
         -------
         self
+
+        Warns
+        -----
+        RiskControlWarning
+            When nothing is certified, and once per cause that makes candidates' tests
+            useless (every labeled loss equals 1; a large share of losses clipped at 1),
+            naming the candidates (the candidates' own warnings are not repeated).
         """
         if y is None:
             raise ValueError(
@@ -815,10 +951,11 @@ class RiskControlledModelSelector(MetaEstimatorMixin, BaseEstimator):
 
         tester = self.tester
         if template and isinstance(tester.get_params(deep=False).get("random_state"),
-                                    np.random.RandomState):
+                                    (np.random.RandomState, np.random.Generator)):
             # One int seed drawn here: every candidate sees the same stream whatever n_jobs.
             params = tester.get_params(deep=False)
-            params["random_state"] = int(params["random_state"].randint(np.iinfo(np.int32).max))
+            rng = check_random_state(params["random_state"])
+            params["random_state"] = int(rng.randint(np.iinfo(np.int32).max))
             tester = type(tester)(**params)
         testers = [None] * K
         pvalues = np.full(K, np.nan)
@@ -857,6 +994,7 @@ class RiskControlledModelSelector(MetaEstimatorMixin, BaseEstimator):
         self.costs_ = costs
         self.delta_ = delta
         self.test_level_ = level
+        _warn_degenerate(testers)
         if certified.any():
             idx = np.flatnonzero(certified)
             if costs is None:

@@ -6,11 +6,11 @@ from LLM evaluations) need no Python code. Bad input gives a one-line error and 
 
 import argparse
 import sys
-import warnings
 
 import numpy as np
 
 from . import _cli_autoeval, _cli_bandits
+from ._tables import one_line_warnings
 from .online._learners import ANYTIME_DEFAULT_DELTA, STRATEGIES
 
 
@@ -103,27 +103,28 @@ def _build_parser():
     return parser
 
 
-def _column(frame, name, path):
-    if name not in frame.columns:
-        raise ValueError(f"{path} has no column {name!r} (columns: {list(frame.columns)}).")
-    return frame[name].to_numpy()
+_GUARANTEE = {
+    "mdr": "for every test row, E[risk x deploy] <= {a}",
+    "sdr": "E[sum of the deployed rows' risks / max(1, number deployed)] <= {a}",
+}
 
 
 def _run_score(args):
-    import pandas as pd
-
+    from ._tables import read_table
     from ._validation import check_level
     from .evalues import boost_evalues, ebh, mdr_decisions, mdr_evalues, sdr_evalues
 
     check_level(args.alpha, "alpha")
-    cal, test = pd.read_csv(args.calibration), pd.read_csv(args.test)
-    L = _column(cal, args.risk_column, args.calibration)
-    S = _column(cal, args.score_column, args.calibration)
-    T = _column(test, args.score_column, args.test)
+    cal = read_table(args.calibration, rows="calibration point")
+    test = read_table(args.test, rows="test point")
+    L = cal.numbers(args.risk_column, what="risks", low=0, high=1)
+    S = cal.numbers(args.score_column, what="scores")
+    T = test.numbers(args.score_column, what="scores")
     w = v = None
     if args.weight_column:
-        w = _column(cal, args.weight_column, args.calibration)
-        v = _column(test, args.weight_column, args.test)
+        what = "covariate-shift weights (density ratios)"
+        w = cal.numbers(args.weight_column, what=what, positive=True)
+        v = test.numbers(args.weight_column, what=what, positive=True)
     if args.target == "mdr":
         evalues = mdr_evalues(L, S, T, args.alpha, w, v)
         deploy = mdr_decisions(L, S, T, args.alpha, None, w, v)
@@ -131,57 +132,48 @@ def _run_score(args):
         evalues = sdr_evalues(L, S, T, args.alpha, w, v)
         boosting = None if args.boosting == "none" else args.boosting
         deploy = ebh(boost_evalues(evalues, boosting, random_state=args.seed), args.alpha)
-    out = test.assign(evalue=evalues, deploy=deploy)
+    out = test.frame().assign(evalue=evalues, deploy=deploy)
     out.to_csv(sys.stdout if args.output == "-" else args.output, index=False)
+    draws = ("exchangeable calibration and test rows" if w is None else
+             "calibration and test rows exchangeable after reweighting by --weight-column")
     print(
-        f"deployed on {int(deploy.sum())} of {len(deploy)} test rows "
-        f"({args.target.upper()} <= {args.alpha})",
+        f"deployed on {int(deploy.sum())} of {len(deploy)} test rows (a realization for these "
+        f"files)\nguarantee ({args.target.upper()} <= {args.alpha:g}): "
+        f"{_GUARANTEE[args.target].format(a=f'{args.alpha:g}')}, in expectation over the "
+        f"calibration and test draws ({draws}); it does not bound the realized risk of this "
+        "one file's deployed rows",
         file=sys.stderr,
     )
 
 
-def _numeric_column(frame, name, path):
-    """A column of finite numbers, or a one-line error naming the column and the first bad row."""
-    import pandas as pd
-
-    values = _column(frame, name, path)
-    numbers = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
-    bad = ~np.isfinite(numbers)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(
-            f"column {name!r} of {path} must hold finite numbers; data row {i + 1} is "
-            f"{values[i]!r}."
-        )
-    return numbers
+def _label_key(text):
+    """Column name a label cell refers to (``3.0``, as pandas writes labels, means ``"3"``)."""
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return str(int(number)) if number.is_integer() else text
 
 
-def _label_key(value):
-    """Column name a label cell refers to (``3.0`` read by pandas refers to column ``"3"``)."""
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
-
-
-def _candidate_scores(frame, args):
+def _candidate_scores(table, args):
     """Candidate-score matrix and the true candidate's score per round (-inf: not a candidate)."""
-    labels = _column(frame, args.label_column, args.input)
+    labels = table.text(args.label_column)
     if args.candidate_columns:
         names = [c.strip() for c in args.candidate_columns.split(",") if c.strip()]
     else:
-        names = [c for c in frame.columns if c != args.label_column]
+        names = [c for c in table.columns if c != args.label_column]
     if not names:
-        raise ValueError(f"{args.input} has no candidate columns besides {args.label_column!r}.")
-    S = np.column_stack([_numeric_column(frame, c, args.input) for c in names])
-    position = {str(c): j for j, c in enumerate(names)}
-    true_scores = np.full(len(frame), -np.inf)
-    for i, value in enumerate(labels):
-        if value is None or (isinstance(value, float) and np.isnan(value)) or value == "":
+        raise ValueError(f"{table.path} has no candidate columns besides {args.label_column!r}.")
+    S = table.numbers(names, what="candidate scores")
+    position = {c: j for j, c in enumerate(names)}
+    true_scores = np.full(table.n_rows, -np.inf)
+    for i, text in enumerate(labels):
+        if text == "":
             continue  # the true candidate is not among the columns: always missed
-        j = position.get(_label_key(value))
+        j = position.get(text, position.get(_label_key(text)))
         if j is None:
             raise ValueError(
-                f"data row {i + 1} of {args.input}: label {value!r} is not a candidate column "
+                f"{table.where(i, args.label_column)}: label {text!r} is not a candidate column "
                 f"(candidates: {names[:5]}{' ...' if len(names) > 5 else ''}); leave it empty if "
                 "the true candidate is not among them."
             )
@@ -190,20 +182,17 @@ def _candidate_scores(frame, args):
 
 
 def _run_sps(args):
-    import pandas as pd
-
+    from ._tables import read_table
     from ._validation import check_level
     from .online import make_learner, simulate_thresholds
 
     check_level(args.alpha, "alpha")
-    frame = pd.read_csv(args.input)
-    if len(frame) == 0:
-        raise ValueError(f"{args.input} has no rows: at least one round is required.")
+    table = read_table(args.input, rows="round")
     S = None
     if args.label_column is None:
-        scores = _numeric_column(frame, args.score_column, args.input)
+        scores = table.numbers(args.score_column, what="scores")
     else:
-        S, scores = _candidate_scores(frame, args)
+        S, scores = _candidate_scores(table, args)
     options = {
         "strategy": args.strategy,
         "horizon": args.horizon,
@@ -217,27 +206,41 @@ def _run_sps(args):
     else:  # rounds whose true candidate is missing: replayed as misses (score -inf)
         thresholds = make_learner(options.pop("strategy"), args.alpha, **options).replay(scores)
     covered = np.isfinite(scores) & (scores >= thresholds)  # -inf: true label not offered
-    out = frame.assign(threshold=thresholds, covered=covered)
-    summary = (
-        f"coverage {covered.mean():.4f} over {len(covered)} rounds (target {1 - args.alpha:g}, "
-        f"strategy {args.strategy}); final threshold {thresholds[-1]:.6g}"
-    )
+    out = table.frame().assign(threshold=thresholds, covered=covered)
+    lines = [
+        f"realized coverage {covered.mean():.4f} over {len(covered)} rounds (the fraction of "
+        f"these rounds whose set held the true label; target {1 - args.alpha:g}, strategy "
+        f"{args.strategy}); final threshold {float(thresholds[-1]):.6g}"
+    ]
     if S is not None:
         set_size = np.sum(S >= thresholds[:, None], axis=1)
         out = out.assign(set_size=set_size)
-        summary += f"; average set size {set_size.mean():.3f} of {S.shape[1]} candidates"
+        lines[0] += f"; average set size {set_size.mean():.3f} of {S.shape[1]} candidates"
+        missing = int(np.sum(~np.isfinite(scores)))
+        if missing > args.alpha * len(scores):
+            lines.append(
+                f"note: {missing} of {len(scores)} rounds have no true candidate among the "
+                "columns and are misses whatever the set, so the realized coverage of these "
+                f"rounds cannot reach {1 - args.alpha:g}"
+            )
     out.to_csv(sys.stdout if args.output == "-" else args.output, index=False)
-    print(summary, file=sys.stderr)
     if args.strategy == "sps":
         if args.delta is not None:
             delta = args.delta
         else:
             delta = ANYTIME_DEFAULT_DELTA if args.horizon is None else 2.0 / args.horizon
-        print(
-            f"guarantee (i.i.d. rounds): with probability >= {max(0.0, 1 - delta):.6g}, every "
-            f"published set has coverage >= {1 - args.alpha:g} (tau_t <= tau* at all rounds)",
-            file=sys.stderr,
+        lines.append(
+            f"guarantee (i.i.d. rounds): with probability >= {max(0.0, 1 - delta):.6g}, at "
+            f"every round the published set has coverage >= {1 - args.alpha:g} (probability "
+            "that it holds the next label, given the past; tau_t <= tau* at all rounds); the "
+            "realized coverage above can fall below the target by chance"
         )
+    else:
+        lines.append(
+            f"no guarantee claimed: {args.strategy} is a baseline; only --strategy sps has a "
+            "per-round coverage guarantee"
+        )
+    print("\n".join(lines), file=sys.stderr)
 
 
 def main(argv=None):
@@ -245,8 +248,7 @@ def main(argv=None):
     parser = _build_parser()
     args = parser.parse_args(argv)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
+        with one_line_warnings():
             if args.command == "demo":
                 from .demo import run_demo
 

@@ -2,7 +2,9 @@
 
 Each section runs one family of methods and prints what was deployed / covered / certified /
 identified together with the guarantee the number carries; a closing summary repeats the
-headline numbers. Data: diamonds and letter recognition (bundled, see
+headline numbers. Every printed number is one realization (one draw of the data, one stream, one
+run); the guarantees are statements about expectations or probabilities over such draws, and
+each line says which. Data: diamonds and letter recognition (bundled, see
 ``datasets/data/ATTRIBUTION.md``) and the package's own score-matrix simulator.
 """
 
@@ -46,11 +48,13 @@ def _gradient_boosting(seed, max_iter):
 def _score_section(seed, quick):
     X, y = load_diamonds(return_X_y=True)
     y = np.log(y)
-    if quick:
-        X, y = X.iloc[:8000], y.iloc[:8000]
+    if quick:  # a random subsample: the rows are in blocks sorted by price (the first 8000 cost
+        # $326-$4327), so a head of the file is not a sample of the diamonds
+        X, _, y, _ = train_test_split(X, y, train_size=8000, random_state=seed)
     X_fit, X_rest, y_fit, y_rest = train_test_split(X, y, train_size=0.4, random_state=seed)
-    X_cal, X_test, y_cal, y_test = train_test_split(X_rest, y_rest, train_size=0.5, random_state=seed)
-    X_test, y_test = X_test.iloc[:2000], y_test.iloc[:2000]
+    X_cal, X_test, y_cal, y_test = train_test_split(
+        X_rest, y_rest, train_size=0.5, test_size=2000, random_state=seed
+    )
     model = _gradient_boosting(seed, 100).fit(X_fit, y_fit)
     # Risk: squared error of log-price, scaled so that an error of 0.3 (~35% in price) counts 1.
     risk = make_risk("squared", scale=0.09)
@@ -63,17 +67,20 @@ def _score_section(seed, quick):
     print("SCoRE: deploy a diamond-price regressor only where it is safe")
     print(f"  calibration n = {len(y_cal)}, test m = {len(y_test)}, alpha = {alpha}, "
           f"risk = min((log-price error)^2 / 0.09, 1)")
-    print(f"  risk if deployed everywhere: {L_test.mean():.4f}")
+    print(f"  risk if deployed everywhere (realized on this test set): {L_test.mean():.4f}")
     print("  SCoRE guarantees hold in finite samples, in expectation over calibration and test "
-          "draws,\n  for exchangeable data (or a known covariate shift, via shift_weights)")
+          "draws,\n  for exchangeable data (or a known covariate shift, via shift_weights); the "
+          "shares and\n  realized risks below are one draw (measured with the test labels, "
+          "which no method sees)")
     rows = [
-        ("SCoRE-MDR", SCoREMDR, {}, realized_mdr, "E[L * deploy] <= alpha at each test point"),
+        ("SCoRE-MDR", SCoREMDR, {}, realized_mdr,
+         "E[L * deploy] <= alpha at each test point"),
         ("SCoRE-SDR (hete boosting)", SCoRESDR, {"boosting": "hete", "random_state": seed},
          realized_sdr, "E[risk among deployed] <= alpha"),
         ("Hoeffding MDR baseline", ConcentrationMDR, {"grid": np.linspace(0, 1, 101)},
-         realized_mdr, "MDR <= alpha w.p. 0.9 (PAC)"),
+         realized_mdr, "MDR <= alpha w.p. >= 0.9 over the calibration draw (PAC)"),
         ("Rademacher SDR baseline", ConcentrationSDR, {"bound": "rademacher", "random_state": seed},
-         realized_sdr, "SDR <= alpha w.p. 0.9 (PAC)"),
+         realized_sdr, "SDR <= alpha w.p. >= 0.9 over the calibration draw (PAC)"),
     ]
     summary = []
     for name, cls, params, realized, guarantee in rows:
@@ -82,12 +89,13 @@ def _score_section(seed, quick):
             warnings.simplefilter("ignore")  # "nothing deployed" is reported in the table
             deployed = est.fit(X_cal, y_cal).decide(X_test)
         print(f"  {name:<27s} deployed on {deployment_rate(deployed):6.1%}; realized risk "
-              f"{realized(L_test, deployed):.4f}   [{guarantee}]")
+              f"{realized(L_test, deployed):.4f}")
+        print(f"  {'':<27s} [{guarantee}]")
         if name.startswith("SCoRE"):
             summary.append(
-                f"deployed    {name}: on {deployment_rate(deployed):.1%} of the test diamonds, "
-                f"{guarantee.replace('alpha', str(alpha))} (expectation over calibration + "
-                "test; exchangeable or known shift)"
+                f"deployed    {name}: on {deployment_rate(deployed):.1%} of the test diamonds "
+                f"(one draw); guarantee {guarantee.replace('alpha', str(alpha))}, in expectation "
+                "over calibration and test draws (exchangeable or known shift)"
             )
     return summary
 
@@ -116,10 +124,12 @@ def _sps_section(seed, quick):
     print(f"  classifier accuracy {np.mean(S.argmax(axis=1) == label_pool[rounds]):.3f}; oracle "
           f"tau* = {tau_star:.4f} (smallest sets with coverage 0.9: {oracle_size:.2f} letters)")
     rows = [
-        ("SPS", "sps", f"every set covers >= {1 - alpha:g} w.p. >= {1 - 2 / T:.4g}, i.i.d. rounds"),
+        ("SPS", "sps", f"w.p. >= {1 - 2 / T:.4g}, tau_t <= tau* at every round: each set's "
+         f"coverage probability is >= {1 - alpha:g} (i.i.d. rounds)"),
         ("greedy baseline", "greedy", "no guarantee"),
         ("ACI baseline", "aci", "long-run average coverage only, no per-round guarantee"),
     ]
+    print("  coverage = realized fraction of the rounds whose set held the true letter (one stream)")
     for name, strategy, guarantee in rows:
         tau = simulate_thresholds(s, alpha, strategy=strategy, horizon=T)
         if strategy == "sps":
@@ -134,9 +144,9 @@ def _sps_section(seed, quick):
     print(f"  SemiBanditPredictionSet on the same stream: {sps.n_misses_} misses in "
           f"{sps.n_rounds_} rounds, next sets use threshold_ = {sps.threshold_:.4f}")
     return [(
-        f"covered     SPS: {sps_coverage:.1%} of {T} rounds; w.p. >= {1 - 2 / T:.4g} "
-        f"every published set has coverage >= {1 - alpha:g} (i.i.d. rounds, semi-bandit "
-        "feedback)"
+        f"covered     SPS: {sps_coverage:.1%} of {T} rounds (one stream); guarantee w.p. >= "
+        f"{1 - 2 / T:.4g}, every published set has coverage probability >= {1 - alpha:g} "
+        "(i.i.d. rounds, semi-bandit feedback)"
     )]
 
 def run_demo(seed=0, quick=False):

@@ -8,7 +8,7 @@ or the score on the calibration data voids the finite-sample guarantee: tune on 
 
 import numpy as np
 
-from ._validation import check_risks, check_same_length, check_scores
+from ._validation import check_risks, check_same_length, check_scores, show
 from .online.metrics import (
     average_set_size,
     coverage_rate,
@@ -131,7 +131,7 @@ def make_deployment_scorer(metric="deployment_rate", *, risk=None):
     True
     """
     if metric not in _METRICS:
-        raise ValueError(f"`metric` must be one of {list(_METRICS)}; got {metric!r}.")
+        raise ValueError(f"`metric` must be one of {list(_METRICS)}; got {show(metric)}.")
     return _DeploymentScorer(metric, risk)
 
 

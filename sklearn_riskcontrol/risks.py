@@ -9,7 +9,7 @@ import numbers
 
 import numpy as np
 
-from ._validation import as_float_array, check_risks
+from ._validation import as_float_array, check_risks, show
 
 __all__ = ["Risk", "make_risk", "RISK_NAMES"]
 
@@ -18,7 +18,7 @@ def _zero_one(y_true, y_pred):
     return (np.asarray(y_true) != np.asarray(y_pred)).astype(float)
 
 
-def _squared(y_true, y_pred, *, scale=1.0):
+def _squared(y_true, y_pred, *, scale):
     diff = as_float_array(y_true, "y_true") - as_float_array(y_pred, "y_pred")
     return np.clip(diff * diff / scale, 0.0, 1.0)
 
@@ -35,7 +35,7 @@ def _threshold(y_true, y_pred, *, threshold):
 
 _BUILTIN = {
     "zero_one": (_zero_one, {}),
-    "squared": (_squared, {"scale": 1.0}),
+    "squared": (_squared, {"scale": None}),
     "absolute": (_absolute, {"tolerance": None}),
     "threshold": (_threshold, {"threshold": None}),
 }
@@ -108,8 +108,13 @@ class Risk:
             )
         return values
 
+    @property
+    def clips(self):
+        """True if this risk clips an unbounded loss at 1 (``"squared"``): a 1 may hide a larger loss."""
+        return self.func is _squared
+
     def __repr__(self):
-        args = "".join(f", {k}={v!r}" for k, v in self.params.items())
+        args = "".join(f", {k}={show(v)}" for k, v in self.params.items())
         return f"make_risk({self.name!r}{args})"
 
     def __eq__(self, other):
@@ -131,7 +136,10 @@ def make_risk(risk, **params):
     ----------
     risk : {"zero_one", "squared", "absolute", "threshold"}, callable or Risk
         - ``"zero_one"``: ``1{y_pred != y_true}`` (classification error).
-        - ``"squared"``: ``min((y_true - y_pred)^2 / scale, 1)``; pass ``scale`` (default 1).
+        - ``"squared"``: ``min((y_true - y_pred)^2 / scale, 1)``; ``scale`` is required (the
+          squared error is unbounded, and the guarantee covers the clipped loss, so choose it
+          on the scale of the errors that matter, e.g. a high quantile of squared residuals on
+          the model's *training* data; a scale that clips most risks at 1 makes them useless).
         - ``"absolute"``: ``1{|y_true - y_pred| > tolerance}``; pass ``tolerance``.
         - ``"threshold"``: ``1{y_true <= threshold}`` (conformal selection's binary risk: deploying
           on a unit whose outcome is at most ``threshold`` counts as an error); pass ``threshold``.
@@ -161,7 +169,7 @@ def make_risk(risk, **params):
         return Risk(risk, **params)
     if not isinstance(risk, str) or risk not in _BUILTIN:
         raise ValueError(
-            f"Unknown risk {risk!r}; use one of {list(RISK_NAMES)} or a callable "
+            f"Unknown risk {show(risk)}; use one of {list(RISK_NAMES)} or a callable "
             "(y_true, y_pred) -> array of losses in [0, 1]."
         )
     func, defaults = _BUILTIN[risk]
@@ -169,6 +177,14 @@ def make_risk(risk, **params):
     if unknown:
         raise TypeError(f"Risk {risk!r} takes parameters {sorted(defaults)}; got {sorted(unknown)}.")
     merged = {**defaults, **params}
+    if risk == "squared" and merged["scale"] is None:
+        raise ValueError(
+            "risk 'squared' is unbounded and needs an explicit `scale`: the risk is "
+            "min((y_true - y_pred)^2 / scale, 1) and the guarantee covers that clipped loss. Pass "
+            "risk=make_risk('squared', scale=s) (the `risk=` of any estimator takes it), with s on "
+            "the scale of the errors that matter, e.g. a high quantile of squared residuals on the "
+            "model's training data; or use make_risk('absolute', tolerance=t)."
+        )
     missing = [k for k, v in merged.items() if v is None]
     if missing:
         raise TypeError(f"Risk {risk!r} needs the parameter(s) {missing}, e.g. make_risk({risk!r}, {missing[0]}=...).")
@@ -176,5 +192,7 @@ def make_risk(risk, **params):
     if risk == "squared" and not (
         isinstance(scale, numbers.Real) and not isinstance(scale, bool) and np.isfinite(scale) and scale > 0
     ):
-        raise ValueError(f"`scale` must be a positive number; got {merged['scale']!r}.")
+        raise ValueError(
+            f"`scale` of risk 'squared' must be a positive finite number; got {show(scale)}."
+        )
     return Risk(func, name=risk, **merged)

@@ -19,12 +19,21 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context
 from sklearn.model_selection import train_test_split
-from sklearn.utils import _safe_indexing, check_random_state
+from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_labels, check_level, check_scores, check_weights, warn
+from ._validation import (
+    RANDOM_STATE,
+    check_labels,
+    check_level,
+    check_random_state,
+    check_scores,
+    check_weights,
+    show,
+    warn,
+)
 from ._wrapping import (
     chunked_call,
     copy_feature_info,
@@ -45,7 +54,13 @@ __all__ = [
     "ConcentrationMDR",
     "ConcentrationSDR",
     "RewardAwareScore",
+    "pipeline_decide",
 ]
+
+#: Share of calibration risks clipped at 1 from which fit warns that a clipping risk (the
+#: squared error) has too small a scale: the guarantee then covers a loss that no longer tells
+#: a large error from a moderate one.
+SATURATION_WARN_SHARE = 0.25
 
 
 class RewardAwareScore:
@@ -81,7 +96,7 @@ class RewardAwareScore:
 
     def __init__(self, risk_predictor, reward_predictor, *, target="mdr", alpha=None, min_reward=1e-6):
         if target not in ("mdr", "sdr"):
-            raise ValueError(f"`target` must be 'mdr' or 'sdr'; got {target!r}.")
+            raise ValueError(f"`target` must be 'mdr' or 'sdr'; got {show(target)}.")
         if target == "sdr" and alpha is None:
             raise ValueError("The SDR recipe (l - alpha) / r needs `alpha` (the level of SCoRESDR).")
         if alpha is not None:
@@ -117,7 +132,7 @@ class _DeploymentBase(MetaEstimatorMixin, BaseEstimator):
         "risk_score": [StrOptions({"proba"}), HasMethods(["predict"]), callable],
         "alpha": [Interval(Real, 0, 1, closed="neither")],
         "calib_size": [Interval(Real, 0, 1, closed="neither")],
-        "random_state": ["random_state"],
+        "random_state": RANDOM_STATE,
         "n_jobs": [Integral, None],
         "verbose": ["verbose"],
     }
@@ -172,7 +187,9 @@ class _DeploymentBase(MetaEstimatorMixin, BaseEstimator):
         to_fit = [o for o in (self.estimator, self.risk_score, weight_est) if self._needs_fitting(o)]
         if to_fit:
             idx_train, idx_cal = train_test_split(
-                np.arange(n), test_size=self.calib_size, random_state=self.random_state
+                np.arange(n),
+                test_size=self.calib_size,
+                random_state=check_random_state(self.random_state),
             )
             if len(idx_train) == 0 or len(idx_cal) == 0:
                 raise ValueError(
@@ -186,6 +203,7 @@ class _DeploymentBase(MetaEstimatorMixin, BaseEstimator):
         X_cal, y_cal = _safe_indexing(X, idx_cal), y[idx_cal]
 
         self.cal_risks_ = self.risk_(y_cal, self._predict(X_cal))
+        self._warn_degenerate_risks()
         self.cal_scores_ = self._scores(X_cal)
         if shift_weights is not None:
             self.cal_weights_ = shift_weights[idx_cal]
@@ -202,6 +220,48 @@ class _DeploymentBase(MetaEstimatorMixin, BaseEstimator):
                 + (" (covariate-shift weighted)" if self.cal_weights_ is not None else "")
             )
         return self
+
+    def _warn_degenerate_risks(self):
+        """Warn when the calibration risks make deployment useless or measure a clipped loss."""
+        L, name = self.cal_risks_, type(self).__name__
+        n, n_max = len(L), int(np.sum(L == 1.0))
+        tags = tags_or_none(self.estimator_)
+        if self.risk_ == make_risk("zero_one") and tags is not None and tags.estimator_type == "regressor":
+            warn(
+                "risk='zero_one' is a classification risk (1 whenever the prediction differs from "
+                "the label) but the wrapped estimator is a regressor: a prediction counts as wrong "
+                f"unless it equals the label exactly ({n_max} of {n} calibration risks are 1), so "
+                f"the risk that {name} controls says nothing about how close the predictions are. "
+                "Choose a risk suited to a regressor, e.g. risk=make_risk('absolute', "
+                "tolerance=t) or risk=make_risk('squared', scale=s)."
+            )
+        elif n_max == n:
+            if self.risk_.clips:
+                fix = (
+                    f"every squared error exceeds scale={show(self.risk_.params['scale'])}: use "
+                    "a larger scale in risk=make_risk('squared', scale=s), e.g. a high quantile "
+                    "of squared residuals on the model's training data."
+                )
+            else:
+                fix = (
+                    "choose a risk suited to the model (for a regressor e.g. "
+                    "risk=make_risk('absolute', tolerance=t) or make_risk('squared', scale=s)) "
+                    "and check that y holds labels the model predicts (same classes, same "
+                    "encoding)."
+                )
+            warn(
+                f"All {n} calibration risks equal the maximum 1: the model is wrong on every "
+                "calibration point (e.g. risk='zero_one' on a regressor, or labels the model "
+                f"never predicts), so any point {name} deploys is expected to be wrong (risk "
+                f"control then only caps how much is deployed). Fix: {fix}"
+            )
+        elif self.risk_.clips and n_max >= SATURATION_WARN_SHARE * n:
+            warn(
+                f"{n_max} of {n} calibration risks ({n_max / n:.0%}) are clipped at 1 by "
+                f"{self.risk_!r}: the guarantee covers this clipped loss, which cannot tell an "
+                "error of sqrt(scale) from a larger one. Use a larger scale, e.g. a high quantile "
+                "of squared residuals on the model's training data."
+            )
 
     def _fit_missing(self, X_train, y_train, X_target):
         """Use fitted models as they are; fit clones of unfitted ones on the training split."""
@@ -345,7 +405,11 @@ _SCORE_DOC_PARAMS = """
         data passed to ``fit``.
     risk : {"zero_one", "squared", "absolute", "threshold"}, callable or Risk, default="zero_one"
         Per-sample risk ``L = risk(y_true, y_pred)`` in [0, 1]; see
-        :func:`sklearn_riskcontrol.risks.make_risk` for parameters (e.g. the squared-error scale).
+        :func:`sklearn_riskcontrol.risks.make_risk` for parameters. ``"zero_one"`` suits
+        classifiers; for a regressor pass e.g. ``make_risk("squared", scale=s)`` (the squared
+        error needs an explicit scale) or ``make_risk("absolute", tolerance=t)``. ``fit`` warns
+        when every calibration risk is 1, when ``"zero_one"`` wraps a regressor, and when at least
+        ``SATURATION_WARN_SHARE`` (25%) of the squared risks are clipped at 1.
     risk_score : "proba", estimator with ``predict``, or callable, default="proba"
         Score ``s(x)``, smaller = safer: ``"proba"`` is ``1 - max predict_proba`` (classifiers);
         an estimator predicting the risk (fitted; an unfitted one is fitted on the training
@@ -380,7 +444,7 @@ class SCoREMDR(_DeploymentBase):
         ``fit`` on the training split vs ``X_target``. Estimated weights give asymptotic control.
     calib_size : float in (0, 1), default=0.5
         Fraction of ``fit``'s rows used for calibration when something must be fitted first.
-    random_state : int, RandomState instance or None
+    random_state : int, RandomState instance, numpy.random.Generator or None
         Seed of the split.
     n_jobs : int, optional
         joblib workers for predictions and per-test-point e-value work (threads unless a
@@ -408,6 +472,8 @@ class SCoREMDR(_DeploymentBase):
     >>> mdr = SCoREMDR(model, risk="zero_one", risk_score="proba", alpha=0.01).fit(X_cal, y_cal)
     >>> deploy = mdr.decide(X_test)
     >>> errors = mdr.predict(X_test) != y_test
+    >>> # realized on this split; the guarantee E[error * deploy] <= alpha is in expectation
+    >>> # over calibration and test draws
     >>> print(f"error everywhere {errors.mean():.3f}; deployed on {deploy.mean():.3f}; "
     ...       f"realized MDR {(errors & deploy).mean():.3f}")
     error everywhere 0.040; deployed on 0.926; realized MDR 0.008
@@ -525,6 +591,15 @@ class SCoRESDR(_DeploymentBase):
     samples under exchangeability (paper Thms. 5.1, 5.5, 6.4). Decisions depend on the whole
     batch passed to :meth:`decide` (like BH). Cost O((n + m) log(n + m)).
 
+    Boosting draws fresh uniforms at every call of :meth:`decide`, :meth:`decision_function`
+    and :meth:`score`, from a stream that :meth:`fit` seeds with ``random_state``: each batch
+    gets its own draw (re-using one draw for every batch would make the control over many
+    batches conditional on that draw), and with an int ``random_state`` every refit replays the
+    same sequence of draws, hence of decisions. So ``decide(X) == (decision_function(X) >= 0)``
+    holds when both are the k-th boosted call after a fit with the same int seed (e.g.
+    ``fit(...).decide(X)`` and ``fit(...).decision_function(X)``), and always with
+    ``boosting=None``; :meth:`evalues` (not boosted) draws nothing.
+
     Parameters
     ----------__SHARED_PARAMS__
     gamma : float in (0, 1), optional
@@ -536,8 +611,9 @@ class SCoRESDR(_DeploymentBase):
     weight_estimator : probabilistic classifier, optional
         See :class:`SCoREMDR`.
     calib_size : float in (0, 1), default=0.5
-    random_state : int, RandomState instance or None
-        Seed of the split and of the boosting uniforms (an int gives the same draws each call).
+    random_state : int, RandomState instance, numpy.random.Generator or None
+        Seed of the split and of the stream of boosting uniforms (fresh uniforms at every call;
+        with an int, the same sequence after every refit).
     n_jobs : int, optional
         joblib workers for predictions (threads unless a
         ``joblib.parallel_config`` backend says otherwise; see :doc:`/scale_out`).
@@ -560,6 +636,8 @@ class SCoRESDR(_DeploymentBase):
     >>> sdr = SCoRESDR(model, alpha=0.01, boosting="hete", random_state=0).fit(X_cal, y_cal)
     >>> deploy = sdr.decide(X_test)
     >>> errors = sdr.predict(X_test) != y_test
+    >>> # realized on this split and draw; the guarantee (risk among deployed <= alpha) is in
+    >>> # expectation over calibration data, test data and boosting uniforms
     >>> print(f"deployed on {deploy.mean():.3f}; error among deployed {errors[deploy].mean():.4f}")
     deployed on 0.824; error among deployed 0.0049
     """
@@ -598,6 +676,16 @@ class SCoRESDR(_DeploymentBase):
         self.n_jobs = n_jobs
         self.verbose = verbose
 
+    def fit(self, X, y, *, shift_weights=None, X_target=None):
+        """Calibrate on labeled data ``(X, y)`` and seed the stream of boosting uniforms.
+
+        Parameters and return value: see :meth:`SCoREMDR.fit`.
+        """
+        super().fit(X, y, shift_weights=shift_weights, X_target=X_target)
+        # Advanced at every boosted call: fresh uniforms per batch, replayed by a refit.
+        self._boosting_rng = check_random_state(self.random_state)
+        return self
+
     def evalues(self, X, *, shift_weights=None):
         """Risk-adjusted conformal e-values of the batch (paper eq. 5.1 / 6.2), not boosted."""
         scores, weights = self._test_inputs(X, shift_weights)
@@ -607,8 +695,7 @@ class SCoRESDR(_DeploymentBase):
 
     def _boosted(self, X, shift_weights):
         e = self.evalues(X, shift_weights=shift_weights)
-        rng = check_random_state(self.random_state)
-        return boost_evalues(e, self.boosting, random_state=rng)
+        return boost_evalues(e, self.boosting, random_state=self._boosting_rng)
 
     @staticmethod
     def _ebh_threshold(boosted, alpha):
@@ -638,8 +725,10 @@ class SCoRESDR(_DeploymentBase):
     def decision_function(self, X, *, shift_weights=None):
         """Certified margin ``log(E_j / (m / (alpha k*)))`` of the (boosted) e-values.
 
-        ``decide(X) == (decision_function(X) >= 0)`` for the same batch and random state;
-        ``-inf`` marks zero e-values.
+        Draws the next boosting uniforms, like :meth:`decide`: the two agree
+        (``decide(X) == (decision_function(X) >= 0)``) when each is the same-numbered boosted call
+        after a fit with the same int ``random_state`` (see the class description), and always
+        with ``boosting=None``. ``-inf`` marks zero e-values.
         """
         boosted = self._boosted(X, shift_weights)
         selected, threshold = self._ebh_threshold(boosted, self.alpha)
@@ -748,11 +837,14 @@ class ConcentrationMDR(_ConcentrationBase):
     --------
     >>> from sklearn.datasets import load_digits
     >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.model_selection import train_test_split
     >>> from sklearn_riskcontrol import ConcentrationMDR
     >>> X, y = load_digits(return_X_y=True)
-    >>> model = LogisticRegression(max_iter=2000).fit(X[:600], y[:600])
-    >>> base = ConcentrationMDR(model, alpha=0.15).fit(X[600:1300], y[600:1300])
-    >>> bool(base.decide(X[1300:]).mean() > 0)
+    >>> X_fit, X_rest, y_fit, y_rest = train_test_split(X, y, train_size=600, random_state=0)
+    >>> X_cal, X_test, y_cal, y_test = train_test_split(X_rest, y_rest, test_size=500, random_state=0)
+    >>> model = LogisticRegression(max_iter=2000).fit(X_fit, y_fit)
+    >>> base = ConcentrationMDR(model, alpha=0.15).fit(X_cal, y_cal)
+    >>> bool(base.decide(X_test).mean() > 0)
     True
     """
     _target = "mdr"
@@ -775,11 +867,74 @@ class ConcentrationSDR(_ConcentrationBase):
     --------
     >>> from sklearn.datasets import load_digits
     >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.model_selection import train_test_split
     >>> from sklearn_riskcontrol import ConcentrationSDR
     >>> X, y = load_digits(return_X_y=True)
-    >>> model = LogisticRegression(max_iter=2000).fit(X[:600], y[:600])
-    >>> base = ConcentrationSDR(model, alpha=0.1).fit(X[600:1300], y[600:1300])
-    >>> base.decide(X[1300:]).dtype
+    >>> X_fit, X_rest, y_fit, y_rest = train_test_split(X, y, train_size=600, random_state=0)
+    >>> X_cal, X_test, y_cal, y_test = train_test_split(X_rest, y_rest, test_size=500, random_state=0)
+    >>> model = LogisticRegression(max_iter=2000).fit(X_fit, y_fit)
+    >>> base = ConcentrationSDR(model, alpha=0.1).fit(X_cal, y_cal)
+    >>> base.decide(X_test).dtype
     dtype('bool')
     """
     _target = "sdr"
+
+
+def pipeline_decide(pipeline, X, **decide_params):
+    """``decide`` of a :class:`~sklearn.pipeline.Pipeline` whose last step is a SCoRE estimator.
+
+    A ``Pipeline`` exposes only the methods scikit-learn knows (``predict``, ``score``, ...), so
+    ``pipe.decide`` does not exist. This is the idiom
+    ``pipe[-1].decide(pipe[:-1].transform(X), **decide_params)``: the earlier steps transform
+    ``X`` as in ``predict``, then the last step decides on the transformed rows.
+
+    The guarantee needs calibration and test rows to be exchangeable *after* the earlier steps,
+    so these must not be fitted on the calibration rows: fit them on training data and wrap
+    them in :class:`sklearn.frozen.FrozenEstimator` (as in the example), so that ``pipe.fit``
+    only calibrates; ``GridSearchCV`` over the last step's ``alpha`` then works as usual.
+
+    Parameters
+    ----------
+    pipeline : fitted Pipeline
+        Its last step has a ``decide`` method (:class:`SCoREMDR`, :class:`SCoRESDR`,
+        :class:`ConcentrationMDR`, :class:`ConcentrationSDR`); e.g. a ``GridSearchCV``'s
+        ``best_estimator_``.
+    X : array-like of shape (m, n_features)
+        Test rows, in the pipeline's input space.
+    **decide_params
+        Passed to the last step's ``decide`` (e.g. ``shift_weights``).
+
+    Returns
+    -------
+    ndarray of bool, shape (m,)
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from sklearn.frozen import FrozenEstimator
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.model_selection import train_test_split
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from sklearn_riskcontrol import SCoREMDR
+    >>> from sklearn_riskcontrol.selective import pipeline_decide
+    >>> X, y = load_digits(return_X_y=True)
+    >>> X_fit, X_rest, y_fit, y_rest = train_test_split(X, y, train_size=600, random_state=0)
+    >>> X_cal, X_test, y_cal, y_test = train_test_split(X_rest, y_rest, test_size=500, random_state=0)
+    >>> scaler = StandardScaler().fit(X_fit)
+    >>> model = LogisticRegression().fit(scaler.transform(X_fit), y_fit)
+    >>> # frozen steps: pipe.fit only calibrates, on rows no step was fitted on
+    >>> pipe = make_pipeline(FrozenEstimator(scaler),
+    ...                      SCoREMDR(FrozenEstimator(model), alpha=0.05)).fit(X_cal, y_cal)
+    >>> deploy = pipeline_decide(pipe, X_test)
+    >>> deploy.shape, deploy.dtype
+    ((500,), dtype('bool'))
+    """
+    last = pipeline[-1]
+    if not hasattr(last, "decide"):
+        raise TypeError(
+            f"The last step of the pipeline is a {type(last).__name__}, which has no `decide`; "
+            "pipeline_decide needs a pipeline ending in a SCoRE estimator (e.g. SCoREMDR)."
+        )
+    Xt = pipeline[:-1].transform(X) if len(pipeline) > 1 else X
+    return last.decide(Xt, **decide_params)

@@ -24,6 +24,7 @@ from sklearn_riskcontrol.autoeval import RAutoEvalPlus, RiskControlledModelSelec
 from sklearn_riskcontrol.evalues import rautoeval_confidence_interval, rautoeval_select
 from sklearn_riskcontrol.evalues import rautoeval_test
 from sklearn_riskcontrol.evalues.betting import WSR
+from sklearn_riskcontrol.risks import make_risk
 
 
 # ----------------------------------------------------------------------- fixtures
@@ -81,7 +82,7 @@ def fitted_model():
     [
         RAutoEvalPlus(LogisticRegression(), autoevaluator=DecisionTreeClassifier(max_depth=2),
                       random_state=0),
-        RAutoEvalPlus(LinearRegression(), risk="squared", autoevaluator=LinearRegression(),
+        RAutoEvalPlus(LinearRegression(), risk=make_risk("squared", scale=1.0), autoevaluator=LinearRegression(),
                       betting="wsr", random_state=0),
         RAutoEvalPlus(LogisticRegression(), method="eval", random_state=0),
         # alpha = 0.99 so that the checks' random data certify something and predict runs;
@@ -197,7 +198,7 @@ def test_regression_uses_nan_for_unlabeled_rows():
     y_semi[400:] = np.nan
     y_semi[250] = -1.0  # an ordinary target value in regression
     est = RAutoEvalPlus(model, autoevaluator=LinearRegression().fit(X[:200] * 0.9, y[:200]),
-                        risk="squared", alpha=0.1, random_state=0).fit(X[200:], y_semi[200:])
+                        risk=make_risk("squared", scale=1.0), alpha=0.1, random_state=0).fit(X[200:], y_semi[200:])
     assert est.n_labeled_ == 200 and est.n_unlabeled_ == 800
     assert est.certified_
 
@@ -627,7 +628,7 @@ def test_cli_bad_losses_and_tables(loss_tables):
     with pytest.raises(ValueError, match=r"must lie in \[0, 1\]"):
         cli(["autoeval", "certify", "--labeled", str(bad), "--alpha", "0.1", "--method", "eval"])
     pd.DataFrame({"loss": [0.1, "x"], "judge_loss": [0, 0]}).to_csv(bad, index=False)
-    with pytest.raises(ValueError, match="NaN"):
+    with pytest.raises(ValueError, match="'x' is not a number"):
         cli(["autoeval", "certify", "--labeled", str(bad), "--alpha", "0.1", "--method", "eval"])
     with pytest.raises(ValueError, match="needs --judge-labeled"):
         cli(["autoeval", "select", "--labeled", str(paths["labeled"]), "--alpha", "0.1"])

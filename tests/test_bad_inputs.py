@@ -688,7 +688,7 @@ def _bandit_rows():
         lambda r: hasattr(r, "best_estimator_"), "fitted on a split (calib_size)",
         "BestModelSelector docstring: unfitted candidates are fitted on a split")
     bms.documented["string-y"] = Documented(lambda r: r.shape == (40,), "labels compared as given",
-                                            "EstimatorOracle: correctness y_true == y_pred")
+                                            "EstimatorOracle: default for classifiers is accuracy, 1{y_true == y_pred}")
     rows.append(bms)
 
     rows.append(Row("MatrixOracle", "bandits",
@@ -711,7 +711,7 @@ def _bandit_rows():
                     {"X": "X", "y": "y"}, (("X", "y"),), names=dict(EST_NAMES),
                     documented={"string-y": Documented(lambda r: r.tolist() == [0.0, 0.0, 0.0],
                                                        "labels compared as given: all wrong (0)",
-                                                       "EstimatorOracle docstring: default scoring = correctness")},
+                                                       "EstimatorOracle docstring: default scoring for classifiers = accuracy")},
                     unfitted=lambda: bandits.EstimatorOracle([LogisticRegression()], X[:10], y[:10]).query(0, [0]),
                     pandas=frame_eo))
     rows.append(Row("CallableOracle", "bandits",

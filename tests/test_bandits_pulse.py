@@ -167,6 +167,7 @@ def test_martingale_sum_is_centred_and_naive_pooling_is_biased():
     assert abs(err.mean()) > 4 * err.std(ddof=1) / np.sqrt(err.size)
 
 
+@pytest.mark.filterwarnings("ignore::sklearn_riskcontrol.RiskControlWarning")
 def test_confidence_intervals_cover():
     data = make_score_matrix(15, 250, n_side_models=30, gap=0.03, random_state=2)
     fact = fit_logistic_factors(data.side_scores, rank=2, random_state=0)

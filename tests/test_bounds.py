@@ -248,6 +248,12 @@ def test_reproducible_with_random_state():
     assert a.denominator_slack == b.denominator_slack == c.denominator_slack
     np.testing.assert_array_equal(a.upper_bound, b.upper_bound)
     assert d.slack != a.slack
+    # A seeded numpy Generator works too, reproducibly.
+    g1 = _quiet(L, S, 0.6, random_state=np.random.default_rng(5), **kw)
+    g2 = _quiet(L, S, 0.6, random_state=np.random.default_rng(5), **kw)
+    assert g1.slack == g2.slack and g1.denominator_slack == g2.denominator_slack
+    with pytest.raises(ValueError, match=r"`random_state` must be None, an int"):
+        concentration_threshold(L, S, 0.6, random_state="seed", **kw)
     # Hoeffding does not use randomness at all.
     h1 = concentration_threshold(L, S, 0.3, random_state=1)
     h2 = concentration_threshold(L, S, 0.3, random_state=2)

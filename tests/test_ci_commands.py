@@ -22,6 +22,23 @@ def test_ci_runs_the_readme_commands_verbatim():
         assert command in ci, f"{command!r} is not a line of .ci/run"
 
 
+def test_ci_runs_the_readme_commands_in_a_fresh_venv():
+    # Users run the README inside a virtual environment; outside one, a test that leaks the base
+    # interpreter's packages (issue 12) stays green.
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    create = [i for i, line in enumerate(ci) if re.search(r"python3? -m venv \S+", line)]
+    sourced = re.compile(r"(^|&&)\s*(\.|source) \S*/bin/activate")
+    activate = [i for i, line in enumerate(ci) if sourced.search(line)]
+    assert create and activate, (
+        ".ci/run must create (python -m venv) and activate (. DIR/bin/activate) a venv"
+    )
+    first_command = min(ci.index(command) for command in _readme_commands())
+    assert create[0] <= activate[0] < first_command, (
+        ".ci/run must create and activate a venv before the README set-up commands"
+    )
+    assert "mktemp -d" in ci[create[0]], "the venv must be fresh (created in a new temp directory)"
+
+
 def test_ci_builds_the_docs_with_the_readme_command():
     text = (ROOT / "README.md").read_text()
     docs_command = re.search(r"Documentation \(builds offline\): `(.+?)`", text).group(1)

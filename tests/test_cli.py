@@ -71,6 +71,7 @@ def test_demo_quick_runs(capsys):
     kinds = [line.split()[0] for line in summary.splitlines()[1:]]
     # every method family reports its headline number with the guarantee it carries
     assert kinds == ["deployed", "deployed", "covered", "certified", "selected", "identified"]
-    assert re.search(r"w\.p\. >= 0\.99\d+ every published set has coverage >= 0\.9", out)
+    assert re.search(r"w\.p\. >= 0\.99\d+, every published set has coverage probability >= 0\.9",
+                     out)
     assert "P(certified while error > 0.3) <= 0.1" in out
-    assert "simultaneous over the 60 models" in out
+    assert "simultaneously over the 60 models" in out

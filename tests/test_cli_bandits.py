@@ -55,7 +55,8 @@ def test_pulse_matches_the_estimator(files, data, tmp_path, capsys):
     np.testing.assert_allclose(got[["ci_low", "ci_high"]], ref.confidence_intervals(0.1))
     assert np.flatnonzero(got["best"]).tolist() == [ref.best_index_]
     printed = capsys.readouterr().out
-    assert f"best model: {names[ref.best_index_]} (row {ref.best_index_})" in printed
+    best = ref.best_index_
+    assert f"best model: {names[best]} (row {best + 1} of {scores})" in printed  # 1-based row
     total = data.scores.size
     assert f"evaluations used: {ref.n_evaluations_} of {total} available cells" in printed
     assert "with probability >= 0.9" in printed
@@ -70,7 +71,7 @@ def test_ucbe_with_missing_cells_and_no_names(tmp_path, data):
                  "--budget", "1500", "--output", str(out)]) == 0
     ref = UCBE(budget=1500, random_state=0).fit(MatrixOracle(S, missing="exclude"))
     got = pd.read_csv(out)
-    assert list(got["model"]) == list(range(S.shape[0]))
+    assert list(got["model"]) == list(range(1, S.shape[0] + 1))  # named by 1-based data row
     np.testing.assert_allclose(got["estimate"], ref.means_)
     np.testing.assert_array_equal(got["available"], np.sum(~np.isnan(S), axis=1))
     assert "ci_low" not in got.columns  # UCB-E has no valid interval
@@ -84,11 +85,11 @@ def test_fractional_scores_and_ucbe_lrf(tmp_path, capsys):
     assert main(["best-model", "--scores", str(path), "--budget", "0.5", "--batch-size",
                  "8"]) == 0  # fractional scores: PULSE fits fractional targets
     ref = PULSE(budget=0.5, batch_size=8, fractional_scores=True, random_state=0).fit(S)
-    assert f"(row {ref.best_index_})" in capsys.readouterr().out
+    assert f"(row {ref.best_index_ + 1} of {path})" in capsys.readouterr().out
     assert main(["best-model", "--scores", str(path), "--strategy", "ucbe-lrf", "--budget",
                  "0.3", "--rank", "2"]) == 0
     ref = UCBELRF(budget=0.3, rank=2, random_state=0).fit(S)
-    assert f"(row {ref.best_index_})" in capsys.readouterr().out
+    assert f"(row {ref.best_index_ + 1} of {path})" in capsys.readouterr().out
 
 
 def test_verbose_prints_progress(files, capsys):

@@ -60,10 +60,12 @@ def test_thresholds_match_simulate_thresholds(stream, tmp_path, capsys, extra, o
     np.testing.assert_array_equal(got["covered"].to_numpy(), s >= expected)
     assert list(got["id"]) == list(range(1200))  # input columns are kept, in order
     first = err.splitlines()[0]
-    assert f"coverage {np.mean(s >= expected):.4f} over 1200 rounds (target 0.9" in first
+    assert f"realized coverage {np.mean(s >= expected):.4f} over 1200 rounds" in first
+    assert "target 0.9," in first
     strategy = options.get("strategy", "sps")
     assert f"strategy {strategy}" in first
-    assert ("guarantee" in err) == (strategy == "sps")
+    assert ("guarantee (i.i.d. rounds)" in err) == (strategy == "sps")
+    assert ("no guarantee claimed" in err) == (strategy != "sps")
 
 
 def test_guarantee_line_states_the_overall_delta(stream, capsys):
@@ -71,7 +73,7 @@ def test_guarantee_line_states_the_overall_delta(stream, capsys):
     code, out, err = _run(["sps", "--input", str(path), "--alpha", "0.2", "--horizon", "2000"],
                           capsys)
     assert code == 0
-    assert "with probability >= 0.999, every published set has coverage >= 0.8" in err
+    assert "with probability >= 0.999, at every round the published set has coverage >= 0.8" in err
     assert pd.read_csv(io.StringIO(out)).shape == (1200, 4)  # CSV on standard output
     code, _, err = _run(["sps", "--input", str(path), "--alpha", "0.2"], capsys)
     assert "with probability >= 0.99," in err  # anytime schedule, default delta = 0.01
@@ -169,15 +171,19 @@ def test_bad_input_gives_one_line_error(stream, candidates, tmp_path, capsys):
     bad = tmp_path / "bad.csv"
     pd.DataFrame({"score": ["0.5", "abc", "0.1"]}).to_csv(bad, index=False)
     msg = _one_line_error(["sps", "--input", str(bad), "--alpha", "0.1"], capsys)
-    assert "'score'" in msg and "data row 2" in msg and "abc" in msg
+    assert "'score'" in msg and "row 2 (line 3 of the file" in msg
+    assert "'abc' is not a number" in msg
     pd.DataFrame({"score": [0.5, np.nan, 0.1]}).to_csv(bad, index=False)
-    assert "data row 2" in _one_line_error(["sps", "--input", str(bad), "--alpha", "0.1"], capsys)
+    assert "row 2 (line 3 of the file, counting the header) is empty" in _one_line_error(
+        ["sps", "--input", str(bad), "--alpha", "0.1"], capsys)
     pd.DataFrame({"score": [0.5, np.inf]}).to_csv(bad, index=False)
     assert "finite" in _one_line_error(["sps", "--input", str(bad), "--alpha", "0.1"], capsys)
     pd.DataFrame({"score": []}).to_csv(bad, index=False)
-    assert "no rows" in _one_line_error(["sps", "--input", str(bad), "--alpha", "0.1"], capsys)
+    assert "has a header but no data rows" in _one_line_error(
+        ["sps", "--input", str(bad), "--alpha", "0.1"], capsys)
     bad.write_text("")
-    _one_line_error(["sps", "--input", str(bad), "--alpha", "0.1"], capsys)
+    assert "bad.csv is empty (0 bytes)" in _one_line_error(
+        ["sps", "--input", str(bad), "--alpha", "0.1"], capsys)
 
     cpath, *_ = candidates
     frame = pd.read_csv(cpath)
@@ -186,7 +192,8 @@ def test_bad_input_gives_one_line_error(stream, candidates, tmp_path, capsys):
     msg = _one_line_error(
         ["sps", "--input", str(bad), "--alpha", "0.1", "--label-column", "relevant"], capsys
     )
-    assert "data row 4" in msg and "'doc99' is not a candidate column" in msg
+    assert "column 'relevant', row 4 (line 5 of the file" in msg
+    assert "'doc99' is not a candidate column" in msg
     msg = _one_line_error(
         ["sps", "--input", str(cpath), "--alpha", "0.1", "--label-column", "answer"], capsys
     )
@@ -217,5 +224,5 @@ def test_demo_sps_section_quick(capsys):
     lines = out.splitlines()
     sps_row = next(line for line in lines if line.strip().startswith("SPS "))
     assert "rounds with tau > tau*: 0" in sps_row  # SPS never exceeds tau* (w.p. >= 1 - 2/T)
-    assert "every set covers >= 0.9" in out and "oracle tau*" in out
+    assert "each set's coverage probability is >= 0.9" in out and "oracle tau*" in out
     assert any(line.strip().startswith("greedy baseline") for line in lines)

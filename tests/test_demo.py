@@ -3,9 +3,12 @@
 import re
 
 import numpy as np
+import pytest
 
+from sklearn_riskcontrol import RiskControlWarning
 from sklearn_riskcontrol._demo_bandits import bandits_section
 from sklearn_riskcontrol.bandits import PULSE, make_score_matrix
+from sklearn_riskcontrol.demo import run_demo
 
 
 def test_bandits_section_reports_pulse_and_ucbe(capsys):
@@ -19,12 +22,32 @@ def test_bandits_section_reports_pulse_and_ucbe(capsys):
     ref = PULSE(budget=4000, batch_size=8, refit_every=20, rank=4, random_state=0)
     ref.fit(data.scores, side_scores=data.side_scores)
     assert int(picks[0][1]) == ref.best_index_
-    lo, hi = ref.confidence_intervals(0.05)[ref.best_index_]
+    with pytest.warns(RiskControlWarning, match="vacuous"):  # the section reports them
+        ci = ref.confidence_intervals(0.05)
+    lo, hi = ci[ref.best_index_]
     assert f"[{lo:.3f}, {hi:.3f}]" in out and f"[{lo:.3f}, {hi:.3f}]" in summary
     assert hi - lo < 0.3  # an informative interval, not [0, 1]
-    assert summary.startswith("identified") and "unbiased" in summary
-    assert "simultaneous over the 60 models" in summary
+    assert summary.startswith("identified") and "one run" in summary
+    assert "w.p. >= 0.95 the intervals hold simultaneously over the 60 models" in summary
     covered = int(re.search(r"(\d+) of 60 intervals contain", out).group(1))
-    inside = (ref.confidence_intervals(0.05)[:, 0] <= data.means) & (
-        data.means <= ref.confidence_intervals(0.05)[:, 1])
-    assert covered == int(np.sum(inside))
+    assert covered == int(np.sum((ci[:, 0] <= data.means) & (data.means <= ci[:, 1])))
+    vacuous = int(re.search(r"(\d+) of them vacuous", out).group(1))
+    assert vacuous == int(np.sum((ci[:, 0] <= 0) & (ci[:, 1] >= 1)))
+
+def test_every_printed_realization_is_labelled_with_its_guarantee(capsys):
+    """The quick demo's summary: each number is marked as one draw and carries its guarantee."""
+    run_demo(seed=0, quick=True)
+    out = capsys.readouterr().out
+    summary = out.split("Summary: what each number guarantees\n", 1)[1].split("\n\ndone", 1)[0]
+    lines = summary.splitlines()
+    assert [line.split()[0] for line in lines] == [
+        "deployed", "deployed", "covered", "certified", "selected", "identified"]
+    for line in lines:
+        assert re.search(r"\(one (draw|stream|run)\)|; one run\)", line), line
+        assert "guarantee" in line, line
+    for line in lines[:2]:  # SCoRE: in expectation
+        assert "in expectation over calibration and test draws" in line
+    for line in lines[2:]:  # SPS, R-AutoEval+, PULSE: with probability
+        assert re.search(r"w\.p\. >= 0\.9|<= 0\.1", line), line
+    # The PAC baselines say over what their probability is.
+    assert out.count("w.p. >= 0.9 over the calibration draw (PAC)") == 2

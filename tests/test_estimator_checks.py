@@ -28,6 +28,7 @@ from sklearn_riskcontrol import (
     SemiBanditPredictionSet,
 )
 from sklearn_riskcontrol.bandits import CallableOracle, NaivePooling, UniformSampling
+from sklearn_riskcontrol.risks import make_risk
 
 
 def _within_one(y_true, y_pred):
@@ -38,7 +39,8 @@ def _within_one(y_true, y_pred):
     [
         SCoREMDR(LogisticRegression(), random_state=0),
         SCoRESDR(LogisticRegression(), random_state=0),
-        SCoREMDR(LinearRegression(), risk="squared", risk_score=LinearRegression(), random_state=0),
+        SCoREMDR(LinearRegression(), risk=make_risk("squared", scale=1.0), risk_score=LinearRegression(),
+                 random_state=0),
         ConcentrationMDR(LogisticRegression(), grid=[0.0, 0.5, 1.0], random_state=0),
         ConcentrationSDR(LogisticRegression(), bound="rademacher", random_state=0),
         SemiBanditPredictionSet(LogisticRegression(), random_state=0),

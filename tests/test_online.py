@@ -332,6 +332,18 @@ def test_learner_rejects_inconsistent_feedback():
     assert sps.n_rounds == 2
 
 
+def test_messages_show_plain_numbers_not_numpy_reprs():
+    learner = GreedyLearner(0.5)
+    with pytest.raises(TypeError, match=r"got 'a'\.$"):
+        learner.update(np.str_("a"))
+    learner.update(np.float64(1.0))
+    with pytest.raises(ValueError, match=r"score 0\.5, but .* scores >= 1\.0\.") as err:
+        learner.update(np.float64(0.5))
+    assert "np." not in str(err.value)
+    with pytest.raises(TypeError, match=r"got nan\.$"):
+        undercoverage_count([0.1], tau_star=np.float64("nan"))
+
+
 # -- metrics --------------------------------------------------------------------------------------
 
 

@@ -110,7 +110,6 @@ def test_wrapped_classifier_is_used_as_is_and_predictions_delegate(data):
     np.testing.assert_array_equal(clf.coef_, coef)  # never refitted
     np.testing.assert_array_equal(est.predict(X[:50]), clf.predict(X[:50]))
     np.testing.assert_array_equal(est.predict_proba(X[:50]), clf.predict_proba(X[:50]))
-    assert est.score(X[:500], y[:500]) == clf.score(X[:500], y[:500])
     # FrozenEstimator keeps it fitted through clone (e.g. in GridSearchCV)
     frozen = clone(SemiBanditPredictionSet(FrozenEstimator(clf))).fit(X[1000:2000], y[1000:2000])
     np.testing.assert_array_equal(frozen.predict(X[:50]), clf.predict(X[:50]))
@@ -237,6 +236,59 @@ def test_first_partial_fit_with_unfitted_classifier_behaves_like_fit(data):
     assert a.threshold_ == b.threshold_ and a.n_rounds_ == b.n_rounds_ == 300
     with pytest.raises(NotFittedError, match="misses"):
         SemiBanditPredictionSet(LogisticRegression()).partial_fit(X[:10], np.r_[y[:9], -1])
+
+
+def _brute_force_coverage(est, clf, X, y, weights=None):
+    """Coverage by definition: is y_i one of the labels whose probability is >= threshold_?"""
+    P = clf.predict_proba(X)
+    covered = [
+        any(label == y_i and p >= est.threshold_ for label, p in zip(clf.classes_, row))
+        for row, y_i in zip(P, y)
+    ]
+    weights = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=float)
+    return float(np.dot(covered, weights) / weights.sum())
+
+
+def test_score_is_the_coverage_of_the_published_sets(data):
+    X, y, clf = data
+    est = SemiBanditPredictionSet(FrozenEstimator(clf), alpha=0.2).fit(X[1000:4000], y[1000:4000])
+    X_new, y_new = X[4000:5000], y[4000:5000].copy()
+    y_new[:20] = 9  # not a class of the classifier: never covered
+    coverage = est.score(X_new, y_new)
+    assert coverage == _brute_force_coverage(est, clf, X_new, y_new)
+    assert 0 < coverage < 1 and coverage != clf.score(X_new, y_new)  # not the accuracy
+    w = np.random.default_rng(0).uniform(size=len(y_new))
+    assert est.score(X_new, y_new, sample_weight=w) == pytest.approx(
+        _brute_force_coverage(est, clf, X_new, y_new, w), rel=1e-12
+    )
+    assert est.n_rounds_ == 3000  # scoring does not feed the stream
+    with pytest.raises(ValueError, match="rows"):
+        est.score(X_new, y_new[:-1])
+    with pytest.raises(NotFittedError):
+        SemiBanditPredictionSet(FrozenEstimator(clf)).score(X_new, y_new)
+
+
+def test_feedback_messages_show_plain_numbers(data):
+    X, y, clf = data
+    est = SemiBanditPredictionSet(FrozenEstimator(clf), alpha=0.2).fit(X[1000:4000], y[1000:4000])
+    P = clf.predict_proba(X[4000:4100])
+    i, j = np.argwhere(P < est.threshold_)[0]
+    with pytest.raises(ValueError, match=rf"label {clf.classes_[j]} was reported") as err:
+        est.partial_fit(X[4000 + i : 4001 + i], clf.classes_[[j]])  # an np.int64 label
+    assert "np." not in str(err.value)
+    with pytest.raises(ValueError, match=r"label 7, which is not a class"):
+        est.partial_fit(X[4000:4001], np.array([7]))
+    with pytest.raises(ValueError, match=r"`classes` \[0, 1, 2\] differ.*classes_ \[0, 1, 2, 3\]"):
+        est.partial_fit(X[4000:4001], [-1], classes=[0, 1, 2])
+
+
+def test_warning_points_at_the_callers_line(data):
+    X, y, clf = data
+    yy = y[1000:2000].copy()
+    yy[:10] = 9
+    with pytest.warns(RiskControlWarning, match="count as misses") as record:
+        SemiBanditPredictionSet(FrozenEstimator(clf)).fit(X[1000:2000], yy)
+    assert record[0].filename == __file__
 
 
 def test_inconsistent_feedback_is_rejected(data):

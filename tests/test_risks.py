@@ -22,7 +22,7 @@ def test_zero_one():
 
 
 def test_squared_scale_and_clipping():
-    r = make_risk("squared")  # scale 1: min((y - f)^2, 1)
+    r = make_risk("squared", scale=1.0)  # min((y - f)^2, 1)
     np.testing.assert_allclose(r([0.0, 0.5, 3.0, -2.0], [0.0, 0.0, 0.0, 0.0]),
                                [0.0, 0.25, 1.0, 1.0])
     r4 = make_risk("squared", scale=4.0)
@@ -32,6 +32,23 @@ def test_squared_scale_and_clipping():
     out = r4(y, np.zeros_like(y))
     assert np.all((0 <= out) & (out <= 1))
     np.testing.assert_allclose(out, np.minimum(y**2 / 4, 1))
+
+
+def test_squared_requires_an_explicit_scale():
+    # An unbounded loss has no neutral scale: a default of 1 clipped 99% of load_diabetes risks.
+    msg = (r"risk 'squared' is unbounded and needs an explicit `scale`.*guarantee covers that "
+           r"clipped loss\. Pass risk=make_risk\('squared', scale=s\) \(the `risk=` of any estimator")
+    with pytest.raises(ValueError, match=msg):
+        make_risk("squared")
+    with pytest.raises(ValueError, match=msg):
+        make_risk("squared", scale=None)
+
+
+def test_only_the_squared_risk_clips():
+    assert make_risk("squared", scale=2.0).clips
+    for risk in (make_risk("zero_one"), make_risk("absolute", tolerance=1.0),
+                 make_risk("threshold", threshold=0.0), make_risk(_half_error)):
+        assert not risk.clips
 
 
 def test_absolute_is_tolerance_indicator():
@@ -126,7 +143,7 @@ def test_equality_and_hash():
     b = make_risk("squared", scale=2.0)
     assert a == b and hash(a) == hash(b)
     assert a != make_risk("squared", scale=3.0)
-    assert a != make_risk("squared")
+    assert a != make_risk("squared", scale=1.0)
     assert make_risk("zero_one") != make_risk("threshold", threshold=0.0)
     assert make_risk(_half_error) == make_risk(_half_error)
     assert make_risk(_half_error) != make_risk(_too_big)
@@ -196,8 +213,16 @@ def test_bad_parameters(name, params, match):
 
 @pytest.mark.parametrize("scale", [0.0, -1.0, np.inf, np.nan])
 def test_bad_scale(scale):
-    with pytest.raises(ValueError, match=r"`scale` must be a positive number"):
+    with pytest.raises(ValueError, match=r"`scale` of risk 'squared' must be a positive finite number"):
         make_risk("squared", scale=scale)
+
+
+def test_messages_show_numpy_scalars_as_plain_numbers():
+    with pytest.raises(ValueError, match=r"got -1\.0\.$"):
+        make_risk("squared", scale=np.float64(-1.0))
+    with pytest.raises(ValueError, match=r"Unknown risk 'mse'"):
+        make_risk(np.str_("mse"))
+    assert repr(make_risk("squared", scale=np.float64(2.0))) == "make_risk('squared', scale=2.0)"
 
 
 def test_non_numeric_scale_has_a_clear_message():

@@ -1,6 +1,7 @@
 """Estimator layer of SCoRE: agreement with the array layer, sklearn integration, errors."""
 
 import pickle
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -12,6 +13,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.model_selection import GridSearchCV, KFold, train_test_split
+from sklearn.naive_bayes import GaussianNB
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
@@ -22,10 +24,13 @@ from sklearn_riskcontrol import (
     RiskControlWarning,
     SCoREMDR,
     SCoRESDR,
+    pipeline_decide,
 )
 from sklearn_riskcontrol.evalues import boost_evalues, ebh, mdr_decisions, mdr_evalues, sdr_evalues
 from sklearn_riskcontrol.metrics import DEPLOYMENT_SCORERS, realized_mdr
 from sklearn_riskcontrol.risks import make_risk
+
+SQUARED = make_risk("squared", scale=1.0)  # the regression fixture's errors are of order 1
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +82,9 @@ def test_sdr_estimator_matches_array_layer(digits, boosting):
     with pytest.warns(RiskControlWarning) if not expected.any() else _no_warning():
         decided = est.decide(X_test)
     np.testing.assert_array_equal(decided, expected)
-    np.testing.assert_array_equal(est.decision_function(X_test) >= 0, decided)
+    # decision_function draws the next uniforms: the first call after a refit replays decide's.
+    margin = est.fit(X_cal, y_cal).decision_function(X_test)
+    np.testing.assert_array_equal(margin >= 0, decided)
 
 
 class _no_warning:
@@ -103,7 +110,7 @@ def test_regressor_with_risk_predictor(regression):
 def test_proba_score_requires_classifier(regression):
     model, _, X_cal, y_cal, _, _ = regression
     with pytest.raises(ValueError, match="risk_score='proba' needs a classifier"):
-        SCoREMDR(model, risk="squared").fit(X_cal, y_cal)
+        SCoREMDR(model, risk=SQUARED).fit(X_cal, y_cal)
 
 
 def test_unfitted_estimator_is_fitted_on_a_split():
@@ -119,7 +126,7 @@ def test_unfitted_estimator_is_fitted_on_a_split():
 def test_unfitted_risk_predictor_is_fitted_on_the_training_split(regression):
     model, _, X_cal, y_cal, X_test, _ = regression
     est = SCoREMDR(
-        model, risk="squared", risk_score=LinearRegression(), calib_size=0.5, random_state=0
+        model, risk=SQUARED, risk_score=LinearRegression(), calib_size=0.5, random_state=0
     ).fit(X_cal, y_cal)
     assert est.estimator_ is model
     assert est.n_calibration_ == 500
@@ -165,7 +172,7 @@ def test_shift_weights_match_weighted_array_layer(regression):
     model, risk_model, X_cal, y_cal, X_test, _ = regression
     rng = np.random.default_rng(1)
     w_cal, w_test = rng.uniform(0.5, 2, len(y_cal)), rng.uniform(0.5, 2, len(X_test))
-    risk = make_risk("squared")
+    risk = SQUARED
     L = risk(y_cal, model.predict(X_cal))
     S, T = risk_model.predict(X_cal), risk_model.predict(X_test)
     mdr = SCoREMDR(model, risk=risk, risk_score=risk_model, alpha=0.1)
@@ -190,7 +197,7 @@ def test_weight_estimator_classifies_source_vs_target(regression):
     X_target = X_test[:500] + np.array([0.3, 0, 0, 0, 0])
     est = SCoREMDR(
         model,
-        risk="squared",
+        risk=SQUARED,
         risk_score=risk_model,
         weight_estimator=LogisticRegression(),
         random_state=0,
@@ -202,7 +209,7 @@ def test_weight_estimator_classifies_source_vs_target(regression):
     assert np.corrcoef(p / (1 - p), X_test[500:, 0])[0, 1] > 0.9
     assert est.decide(X_test[500:]).shape == (len(X_test) - 500,)
     with pytest.raises(ValueError, match="X_target"):
-        SCoREMDR(model, risk="squared", risk_score=risk_model, weight_estimator=LogisticRegression()).fit(
+        SCoREMDR(model, risk=SQUARED, risk_score=risk_model, weight_estimator=LogisticRegression()).fit(
             X_cal, y_cal
         )
 
@@ -215,7 +222,7 @@ def test_reward_aware_scores(regression):
     r = np.maximum(reward_model.predict(X_test), 1e-6)
     np.testing.assert_allclose(mdr_score(X_test), risk_model.predict(X_test) / r)
     np.testing.assert_allclose(sdr_score(X_test), (risk_model.predict(X_test) - 0.1) / r)
-    est = SCoRESDR(model, risk="squared", risk_score=sdr_score, alpha=0.1, random_state=0)
+    est = SCoRESDR(model, risk=SQUARED, risk_score=sdr_score, alpha=0.1, random_state=0)
     assert est.fit(X_cal, y_cal).decide(X_test).any()
     with pytest.raises(ValueError, match="needs `alpha`"):
         RewardAwareScore(risk_model, reward_model, target="sdr")
@@ -281,7 +288,7 @@ def test_bad_inputs(digits, regression):
     with pytest.raises(ValueError, match=r"must lie in \[0, 1\]"):
         SCoREMDR(reg, risk=lambda yt, yp: (yt - yp) ** 2 * 100, risk_score=lambda X: X[:, 0]).fit(Xr, yr)
     with pytest.raises(ValueError, match="must be finite"):
-        SCoREMDR(reg, risk="squared", risk_score=lambda X: np.full(len(X), np.nan)).fit(Xr, yr)
+        SCoREMDR(reg, risk=SQUARED, risk_score=lambda X: np.full(len(X), np.nan)).fit(Xr, yr)
     with pytest.raises(ValueError, match="does not support covariate-shift"):
         ConcentrationMDR(model).fit(X_cal, y_cal, shift_weights=np.ones(len(y_cal)))
 
@@ -296,3 +303,110 @@ def test_concentration_baselines_are_more_conservative(digits):
         assert base.decide(X_test).sum() == 0 < score.sum()
     sdr = ConcentrationSDR(model, alpha=0.2, random_state=0).fit(X_cal, y_cal)
     np.testing.assert_array_equal(sdr.decide(X_test), sdr.decision_function(X_test) >= 0)
+
+
+# -- boosting stream of SCoRESDR ----------------------------------------------------------------------
+def test_sdr_draws_fresh_uniforms_at_every_call_and_a_refit_replays_them(digits):
+    model, X_cal, y_cal, X_test, _ = digits
+    X_a, X_b = X_test[:200], X_test[200:]
+    est = SCoRESDR(model, alpha=0.01, boosting="hete", random_state=7).fit(X_cal, y_cal)
+    e_a, e_b = est.evalues(X_a), est.evalues(X_b)  # not boosted: draws nothing
+    # Brute force: one RandomState(7) stream, advanced by each boosted call in turn.
+    stream = np.random.RandomState(7)
+    u = [stream.uniform(size=len(X_a)) for _ in range(2)] + [stream.uniform(size=len(X_b))]
+    assert not np.allclose(u[0], u[1])
+    first, second, third = est.decide(X_a), est.decide(X_a), est.decide(X_b)
+    np.testing.assert_array_equal(first, ebh(e_a / u[0], 0.01))
+    np.testing.assert_array_equal(second, ebh(e_a / u[1], 0.01))
+    np.testing.assert_array_equal(third, ebh(e_b / u[2], 0.01))
+    assert not np.array_equal(first, second)  # same batch, new uniforms, other decisions
+    # A refit with the same int seed replays the same sequence of decisions.
+    est.fit(X_cal, y_cal)
+    for X_batch, expected in [(X_a, first), (X_a, second), (X_b, third)]:
+        np.testing.assert_array_equal(est.decide(X_batch), expected)
+    # decision_function is a boosted call too: the k-th call after a fit agrees with decide's k-th.
+    est.fit(X_cal, y_cal)
+    np.testing.assert_array_equal(est.decision_function(X_a) >= 0, first)
+    np.testing.assert_array_equal(est.decision_function(X_a) >= 0, second)
+
+
+def test_sdr_without_boosting_draws_nothing(digits):
+    model, X_cal, y_cal, X_test, _ = digits
+    est = SCoRESDR(model, alpha=0.2, boosting=None, random_state=0).fit(X_cal, y_cal)
+    decided = est.decide(X_test)
+    np.testing.assert_array_equal(est.decide(X_test), decided)
+    np.testing.assert_array_equal(est.decision_function(X_test) >= 0, decided)
+
+
+@pytest.mark.parametrize("cls", [SCoREMDR, SCoRESDR, ConcentrationSDR])
+def test_every_random_state_form_is_accepted(cls):
+    """int, RandomState and numpy Generator, on the split path (unfitted model)."""
+    X, y = load_digits(return_X_y=True)
+    X_fit, X_test, y_fit, _ = train_test_split(X, y, test_size=300, random_state=0)
+    params = {"bound": "rademacher", "alpha": 0.3} if cls is ConcentrationSDR else {"alpha": 0.05}
+
+    def run(random_state):
+        est = cls(GaussianNB(), random_state=random_state, **params)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RiskControlWarning)
+            return est.fit(X_fit, y_fit), est.decide(X_test)
+
+    est_int, d_int = run(3)
+    _, d_rs = run(np.random.RandomState(3))
+    np.testing.assert_array_equal(d_rs, d_int)  # a RandomState(3) is the int 3
+    est_gen, d_gen = run(np.random.default_rng(5))
+    _, d_gen_again = run(np.random.default_rng(5))
+    np.testing.assert_array_equal(d_gen, d_gen_again)  # a seeded Generator is reproducible
+    assert est_gen.n_calibration_ == est_int.n_calibration_
+    with pytest.raises(ValueError, match="random_state"):
+        cls(GaussianNB(), random_state="seed").fit(X_fit, y_fit)
+
+
+# -- Pipeline whose last step is a SCoRE estimator --------------------------------------------------
+@pytest.fixture(scope="module")
+def scaled_digits():
+    """A scaler and a classifier fitted on training rows; calibration and test rows apart."""
+    X, y = load_digits(return_X_y=True)
+    X_fit, X_rest, y_fit, y_rest = train_test_split(X, y, train_size=300, random_state=1)
+    X_cal, X_test, y_cal, _ = train_test_split(X_rest, y_rest, test_size=400, random_state=1)
+    scaler = StandardScaler().fit(X_fit)
+    model = LogisticRegression(max_iter=3000).fit(scaler.transform(X_fit), y_fit)
+    return scaler, model, X_cal, y_cal, X_test
+
+
+def _frozen_pipeline(scaler, model):
+    # Frozen steps: pipe.fit only calibrates, on rows no step was fitted on.
+    return make_pipeline(FrozenEstimator(scaler), SCoREMDR(FrozenEstimator(model), alpha=0.05))
+
+
+def test_pipeline_decide_equals_the_last_step_on_transformed_rows(scaled_digits):
+    scaler, model, X_cal, y_cal, X_test = scaled_digits
+    pipe = _frozen_pipeline(scaler, model).fit(X_cal, y_cal)
+    direct = clone(pipe[-1]).fit(scaler.transform(X_cal), y_cal).decide(scaler.transform(X_test))
+    decided = pipeline_decide(pipe, X_test)
+    np.testing.assert_array_equal(decided, direct)
+    np.testing.assert_array_equal(decided, pipe[-1].decide(pipe[:-1].transform(X_test)))
+    assert 0 < decided.mean() < 1
+    assert not hasattr(pipe, "decide")  # why the helper exists
+
+
+def test_pipeline_decide_through_gridsearch_over_alpha(scaled_digits):
+    scaler, model, X_cal, y_cal, X_test = scaled_digits
+    pipe = _frozen_pipeline(scaler, model)
+    search = GridSearchCV(
+        pipe, {"scoremdr__alpha": [0.02, 0.05, 0.1]}, cv=KFold(3, shuffle=True, random_state=0)
+    ).fit(X_cal, y_cal)
+    best = search.best_estimator_
+    assert best[-1].alpha == search.best_params_["scoremdr__alpha"]
+    rates = search.cv_results_["mean_test_score"]  # SCoRE's score: the deployment rate
+    assert np.all(np.diff(rates) >= 0)  # more tolerated risk, more deployment
+    np.testing.assert_array_equal(
+        pipeline_decide(best, X_test), best[-1].decide(best[:-1].transform(X_test))
+    )
+
+
+def test_pipeline_decide_needs_a_deciding_last_step(digits):
+    model, X_cal, y_cal, X_test, _ = digits
+    pipe = make_pipeline(StandardScaler(), LogisticRegression(max_iter=3000)).fit(X_cal, y_cal)
+    with pytest.raises(TypeError, match="last step .* is a LogisticRegression, which has no `decide`"):
+        pipeline_decide(pipe, X_test)

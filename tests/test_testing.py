@@ -197,6 +197,26 @@ def test_boost_reproducible_and_semantics():
     np.testing.assert_allclose(e[pos] / homo[pos], u0)  # one shared U
 
 
+def test_boost_accepts_every_random_state_form():
+    e = np.array([2.0, 0.0, 5.0, 1.0])
+    for method in ("hete", "homo"):
+        # A seeded Generator is reproducible and advances: fresh uniforms at every call.
+        gen_a, gen_b = np.random.default_rng(3), np.random.default_rng(3)
+        first = boost_evalues(e, method, random_state=gen_a)
+        np.testing.assert_array_equal(first, boost_evalues(e, method, random_state=gen_b))
+        assert not np.array_equal(boost_evalues(e, method, random_state=gen_a), first)
+        assert first[1] == 0 and np.all(first[[0, 2, 3]] >= e[[0, 2, 3]])
+        # A RandomState passed on every call is a stream too; None draws from NumPy's global one.
+        rs = np.random.RandomState(7)
+        np.testing.assert_array_equal(boost_evalues(e, method, random_state=rs),
+                                      boost_evalues(e, method, random_state=7))
+        assert not np.array_equal(boost_evalues(e, method, random_state=rs),
+                                  boost_evalues(e, method, random_state=7))
+        assert boost_evalues(e, method, random_state=None).shape == e.shape
+    with pytest.raises(ValueError, match=r"`random_state` must be None, an int, .*Generator; got 'x'"):
+        boost_evalues(e, "hete", random_state="x")
+
+
 def test_boost_none_returns_evalues_and_bad_method_raises():
     e = [1.0, 2.0]
     np.testing.assert_array_equal(boost_evalues(e, None), e)

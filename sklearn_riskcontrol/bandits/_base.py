@@ -14,12 +14,11 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, RealNotInt
 from sklearn.utils.validation import check_is_fitted
 
 from .._progress import Progress
-from .._validation import check_score_matrix
+from .._validation import RANDOM_STATE, check_random_state, check_score_matrix
 from .oracles import MatrixOracle, as_oracle
 
 
@@ -88,7 +87,7 @@ class _BaseStrategy(BaseEstimator):
             Interval(RealNotInt, 0, 1, closed="right"),
         ],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "random_state": ["random_state"],
+        "random_state": RANDOM_STATE,
         "verbose": ["verbose"],
         "warm_start": ["boolean"],
     }
@@ -294,10 +293,10 @@ class _BaseStrategy(BaseEstimator):
         if bar.due(st.n_used):
             best = st.hist_best[-1]
             bar.update(st.n_used, step=st.step, best_model=best,
-                       estimate=f"{self._current_means(st)[best]:.4f}")
+                       estimate=f"{_clip_means(self._current_means(st))[best]:.4f}")
 
     def _finalize(self, st, completed):
-        self.means_ = self._current_means(st).copy()
+        self.means_ = _clip_means(self._current_means(st))
         self.best_index_ = self._best(st) if st.n_used else int(np.argmin(st.priority))
         self.n_evaluations_ = int(st.n_used)
         self.n_evaluations_per_model_ = st.counts.copy()
@@ -311,6 +310,17 @@ class _BaseStrategy(BaseEstimator):
         self._finalize_extra(st)
 
 
+def _clip_means(means):
+    """Report estimated means inside the score range [0, 1] (NaN, for unscored models, stays).
+
+    Doubly-robust (PULSE) and model-based (UCB-E-LRF) estimates can leave [0, 1]. Clipping an
+    estimate of a mean that lies in [0, 1] can only move it closer to that mean, so the reported
+    value is never less accurate; the unclipped estimate (conditionally unbiased for PULSE) is
+    what the strategies use internally and what the confidence intervals are centred on.
+    """
+    return np.clip(means, 0.0, 1.0)
+
+
 def _is_fitted_completer(obj):
     return hasattr(obj, "factorization_") and hasattr(obj, "n_features_in_")
 
@@ -321,7 +331,7 @@ _COMMON_PARAMS_DOC = """\
         fraction of all (available) cells. A budget larger than the matrix is an error.
     batch_size : int, default={batch}
         Number of examples scored per step (B).
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState, numpy.random.Generator or None, default=None
         Seeds the example sampling and the tie-breaking.
     verbose : int, default=0
         Print progress (about 10 lines per run for 1, about 100 for 2).
@@ -334,7 +344,9 @@ _COMMON_ATTRS_DOC = """\
     best_index_ : int
         Index of the model identified as best.
     means_ : ndarray of shape (n_models,)
-        Estimated mean score of every model (NaN for a model never scored).
+        Estimated mean score of every model (NaN for a model never scored), always within the
+        score range [0, 1]: an estimate that leaves it (possible for the doubly-robust and
+        model-based estimates) is clipped, which can only bring it closer to the true mean.
     n_evaluations_ : int
         Evaluations used by this run (each cell counted once).
     n_evaluations_per_model_ : ndarray of shape (n_models,)

@@ -7,6 +7,7 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, 
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._validation import RANDOM_STATE
 from .lowrank import fit_logistic_factors, fit_model_factors, sigmoid
 
 __all__ = ["LowRankScoreCompleter"]
@@ -38,7 +39,7 @@ class LowRankScoreCompleter(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         Maximum alternating sweeps in ``fit``.
     tol : float, default=1e-4
         Relative decrease of the objective below which ``fit`` stops.
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState, numpy.random.Generator or None, default=None
 
     Attributes
     ----------
@@ -75,7 +76,7 @@ class LowRankScoreCompleter(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         "biases": ["boolean"],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
-        "random_state": ["random_state"],
+        "random_state": RANDOM_STATE,
     }
 
     def __init__(self, rank=8, *, loss="auto", ridge=1.0, biases=True, max_iter=100, tol=1e-4,

@@ -26,7 +26,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import _COMMON_ATTRS_DOC, _COMMON_PARAMS_DOC, _argmax, _BaseStrategy
-from .._validation import as_float_array, check_binary, check_level
+from .._validation import as_float_array, check_binary, check_level, warn
 from .oracles import MatrixOracle
 from .lowrank import (
     LowRankFactorization,
@@ -49,6 +49,10 @@ def freedman_radius(n_pulls, variance, delta):
     Solves ``2 exp(-K eps^2 / (2 (v + 2 eps / 3))) = delta`` for ``eps``, where ``K`` is the
     number of one-step estimates averaged and ``v`` bounds the average conditional variance of one
     estimate (``Var(Z) / n^2`` in the paper's notation; the increments are bounded by 2).
+    Theorem 1 holds only if ``v`` is a *deterministic* bound (fixed before the run), not an
+    estimate from the data. Its range term ``4 log(2 / delta) / (3 K)`` makes it vacuous for
+    models pulled a few times; :meth:`PULSE.confidence_intervals` therefore uses a sub-Gaussian
+    martingale bound instead, which has no range term.
 
     Parameters
     ----------
@@ -175,6 +179,7 @@ class _LowRankBandit(_BaseStrategy):
         st.tot2 = np.zeros(m)
         st.op = np.zeros(m)
         st.op2 = np.zeros(m)
+        st.sh_range = np.zeros(m)  # max - min of the current predictions of each row
         st.dirty = np.zeros(m, dtype=bool)
         st.since_refit = 0
         st.n_refits = 0
@@ -250,6 +255,7 @@ class _LowRankBandit(_BaseStrategy):
                 P *= st.avail[R]
             st.tot[R] = P.sum(1)
             st.tot2[R] = np.einsum("ij,ij->i", P, P)
+            st.sh_range[R] = P.max(1) - P.min(1)
         cells = self._cells(st, rows)
         if cells.y.size:
             Sh = self._predict_cells(st, rows[cells.rows], cells.indices)
@@ -356,7 +362,9 @@ class PULSE(_LowRankBandit):
     on ``side_scores`` (other models on the same examples) and frozen; the model factors are
     refitted every ``refit_every`` steps. The weight ``lambda`` of the predictions is tuned per
     step from past residuals (Step 3 / App. A.5), and :meth:`confidence_intervals` gives
-    Theorem 1's finite-sample intervals.
+    finite-sample intervals (a sub-Gaussian martingale bound on the same estimates, valid at any
+    time, whatever the adaptive number of pulls; see its notes for how it relates to the
+    paper's Theorem 1).
 
     Parameters
     ----------
@@ -391,11 +399,14 @@ class PULSE(_LowRankBandit):
     ...                          random_state=0)
     >>> pulse = PULSE(budget=0.25, batch_size=16, refit_every=20, rank=4, random_state=0)
     >>> pulse = pulse.fit(data.scores, side_scores=data.side_scores)
-    >>> pulse.best_index_ == data.best_index
+    >>> pulse.best_index_ == data.best_index       # realized, one run
     True
-    >>> lo, hi = pulse.confidence_intervals(0.05)[data.best_index]
-    >>> bool(lo <= data.means[data.best_index] <= hi)
+    >>> ci = pulse.confidence_intervals(0.05)    # all 40 means inside w.p. >= 0.95
+    >>> bool(((ci[:, 0] <= data.means) & (data.means <= ci[:, 1])).all())   # this run
     True
+    >>> lo, hi = ci[data.best_index]    # the best model was scored on all 600 examples: exact
+    >>> float(hi - lo), int(pulse.n_evaluations_per_model_[data.best_index])
+    (0.0, 600)
     """
 
     def _init_estimates(self, st):
@@ -404,9 +415,7 @@ class PULSE(_LowRankBandit):
         st.n_theta = np.zeros(m, dtype=np.int64)
         st.z_sum = np.zeros(m)
         st.z_cnt = np.zeros(m, dtype=np.int64)
-        st.v_sum = np.zeros(m)  # sum of within-batch estimates of Var(theta | past)
-        st.v_ok = np.ones(m, dtype=bool)  # all batches had >= 2 draws
-        st.theta_sq = np.zeros(m)
+        st.v_sum = np.zeros(m)  # sum of the predictable sub-Gaussian proxies of theta - mu
         st.lam = np.full(m, np.nan)
 
     def _after_totals(self, st, rows):
@@ -436,26 +445,29 @@ class PULSE(_LowRankBandit):
         return i, J, (lam, F, N)
 
     def _one_step(self, st, i, values, Sh, lam, F, N):
-        """One-step AIPW estimate and a within-batch estimate of its conditional variance."""
+        """One-step AIPW estimate and the sub-Gaussian proxy of its error (fixed before the draw).
+
+        ``theta - mu = (N / n) (mean_J r - mean_U r)`` with residuals ``r_j = S_j - lam Sh_j``,
+        which lie in an interval of width ``w = 1 + lam (max Sh - min Sh)`` over ``U``. The mean
+        of ``b`` draws without replacement is at least as concentrated as with replacement
+        (Hoeffding 1963, Thm. 4), so by Hoeffding's lemma ``theta - mu`` is sub-Gaussian given
+        the past with variance proxy ``(N / n)^2 w^2 / (4 b)``; it is exactly 0 when ``b = N``.
+        """
         b = values.size
         n_i = st.n_avail[i]
         resid = values - lam * Sh
         Z = resid.sum() * N / b
         theta = (st.sums[i] + lam * F + Z) / n_i
-        if b >= N:
-            var = 0.0
-        elif b >= 2:
-            var = N * N * (1.0 - b / N) * resid.var(ddof=1) / b / (n_i * n_i)
-        else:
-            var = np.nan
-        return theta, Z, var
+        w = 1.0 + lam * st.sh_range[i]
+        proxy = 0.0 if b >= N else (N / n_i) ** 2 * w * w / (4.0 * b)
+        return theta, Z, proxy
 
     def _update(self, st, i, J, values, ctx):
         if ctx == "warmup":
             N = int(st.n_avail[i] - st.counts[i])
             Sh = np.zeros(J.size)
-            theta, _, var = self._one_step(st, i, values, Sh, 0.0, 0.0, N)
-            self._record_theta(st, i, theta, var)
+            theta, _, proxy = self._one_step(st, i, values, Sh, 0.0, 0.0, N)
+            self._record_theta(st, i, theta, proxy)
             st.n_used += J.size
             st.counts[i] += J.size
             st.sums[i] += float(values.sum())
@@ -463,8 +475,8 @@ class PULSE(_LowRankBandit):
             return
         lam, F, N = ctx
         Sh = self._predict_row(st, i, J)
-        theta, Z, var = self._one_step(st, i, values, Sh, lam, F, N)
-        self._record_theta(st, i, theta, var)
+        theta, Z, proxy = self._one_step(st, i, values, Sh, lam, F, N)
+        self._record_theta(st, i, theta, proxy)
         st.z_sum[i] += Z
         st.z_cnt[i] += 1
         st.lam[i] = lam
@@ -472,14 +484,10 @@ class PULSE(_LowRankBandit):
         st.since_refit += 1
         self._refresh_index(st, np.array([i]))
 
-    def _record_theta(self, st, i, theta, var):
+    def _record_theta(self, st, i, theta, proxy):
         st.theta_sum[i] += theta
-        st.theta_sq[i] += theta * theta
         st.n_theta[i] += 1
-        if np.isnan(var):
-            st.v_ok[i] = False
-        else:
-            st.v_sum[i] += var
+        st.v_sum[i] += proxy
 
     def _current_means(self, st):
         rows = np.arange(st.m)
@@ -492,46 +500,93 @@ class PULSE(_LowRankBandit):
         self.lambdas_ = st.lam.copy()
 
     def confidence_intervals(self, delta=0.05, *, simultaneous=True):
-        """Finite-sample confidence intervals for every model's mean (Theorem 1).
+        """Finite-sample confidence intervals for every model's mean score.
 
-        For model ``i`` with ``K`` one-step estimates, the half-width solves
-        ``2 exp(-K eps^2 / (2 (v + 2 eps / 3))) = delta'`` (Freedman's inequality, increments
-        bounded by 2), where ``v`` is the average conditional variance of one estimate, estimated
-        without bias from the spread of the residuals inside each batch (or, with batches of one
-        example, from the spread of the estimates). With ``simultaneous=True`` a union bound over
-        the models and the possible numbers of pulls, ``delta' = delta / (n_models * K_max)``,
-        makes the intervals hold for all models at once. A fully scored model gets its exact mean.
+        With probability at least ``1 - delta`` every model's mean lies in its interval
+        (``simultaneous=True``), or, with ``simultaneous=False``, each model's mean lies in its
+        own interval (for one model chosen before looking). The intervals are centred on the
+        unclipped PULSE estimate (the average of the one-step estimates) and clipped to [0, 1];
+        a fully scored model gets its exact mean, a model never scored ``[0, 1]``.
 
         Parameters
         ----------
         delta : float in (0, 1), default=0.05
             Failure probability.
         simultaneous : bool, default=True
+            Union bound over the models (so that all intervals hold at once).
 
         Returns
         -------
         intervals : ndarray of shape (n_models, 2)
-            Lower and upper bounds, clipped to [0, 1].
+            Lower and upper bounds.
+
+        Warns
+        -----
+        RiskControlWarning
+            When some intervals are vacuous (the whole score range [0, 1]): those models have
+            too few evaluations for this ``delta``.
+
+        Notes
+        -----
+        For model ``i`` with ``K`` one-step estimates, ``S = K (mu_hat - mu)`` is a sum of
+        martingale differences (Lemma 1) and each difference is sub-Gaussian given the past
+        with a variance proxy ``sigma_k^2`` fixed before its batch is drawn (see
+        ``_one_step``: ``(N / n)^2 w^2 / (4 b)``, with ``N`` the unscored examples, ``b`` the
+        batch size and ``w = 1 + lambda (max S_hat - min S_hat)`` the range of the residuals).
+        For every fixed ``s > 0``, ``exp(s S - s^2 V / 2)`` with ``V = sum_k sigma_k^2`` is then
+        a non-negative supermartingale, and Ville's inequality gives, at all times at once,
+        ``|S| <= s V / 2 + L / s`` with ``L = log(2 G m / delta)`` (``m = 1`` if not
+        simultaneous). A union over a fixed geometric grid of ``G`` values of ``s`` lets the
+        half-width ``min_s (s V / 2 + L / s) / K`` adapt to ``V`` (within 6% of the best ``s``)
+        for a ``log G`` price. So the intervals are valid whatever the adaptive number of pulls
+        and whenever the run stopped.
+
+        This replaces the paper's Theorem 1 (Freedman's inequality) in two ways: Theorem 1
+        needs a deterministic bound ``v`` on the conditional variance, and an estimate of it
+        from the data voids the guarantee; and with the only deterministic bound
+        available, the range bound above, Freedman's range term ``4 log(2 / delta') / (3 K)``
+        makes every interval vacuous for models pulled a few times, while the sub-Gaussian
+        bound has no range term. The price of validity is that the width is driven by the
+        range of the residuals, not by their (smaller, unknown) variance.
         """
         check_is_fitted(self, "means_")
         delta = check_level(delta, "delta")
         st = self._state
         K = st.n_theta.astype(float)
+        s_grid, L = _ville_grid(st.n, delta / (st.m if simultaneous else 1))
         with np.errstate(divide="ignore", invalid="ignore"):
-            v_batch = st.v_sum / K
-            v_spread = (st.theta_sq - K * (st.theta_sum / K) ** 2) / (K - 1)
-        v = np.where(st.v_ok, v_batch, np.where(K >= 2, np.maximum(v_spread, 0.0), 1.0))
-        d = delta
-        if simultaneous:
-            d = delta / (st.m * max(int(st.step) + 1, 1))
-        eps = freedman_radius(K, v, d)
-        mu = self.means_
-        lo = np.clip(mu - eps, 0.0, 1.0)
-        hi = np.clip(mu + eps, 0.0, 1.0)
+            half = (s_grid[None, :] * st.v_sum[:, None] / 2 + L / s_grid[None, :]).min(1) / K
+            mu = (st.theta_sum / K)[:, None] + np.array([-1.0, 1.0]) * half[:, None]
+        ci = np.clip(np.where(K[:, None] > 0, mu, [0.0, 1.0]), 0.0, 1.0)
         full = st.counts >= st.n_avail
-        lo = np.where(full, mu, np.where(K > 0, lo, 0.0))
-        hi = np.where(full, mu, np.where(K > 0, hi, 1.0))
-        return np.column_stack([lo, hi])
+        ci[full] = self.means_[full, None]
+        vacuous = (ci[:, 0] <= 0.0) & (ci[:, 1] >= 1.0)
+        if vacuous.any():
+            lo, hi = int(st.counts[vacuous].min()), int(st.counts[vacuous].max())
+            evals = f"{lo}" if lo == hi else f"{lo} to {hi}"
+            warn(
+                f"{int(vacuous.sum())} of {st.m} confidence intervals at delta={delta:g} are "
+                "vacuous: they span the whole score range [0, 1] (models with "
+                f"{evals} evaluations each). The width "
+                "shrinks like 1 / sqrt(evaluations of the model): raise `budget` (UCB-E spends it "
+                "on the best contenders, so models that look weak stay wide by design), use a "
+                "larger `delta`, or pass simultaneous=False if one model at a time is enough."
+            )
+        return ci
+
+
+def _ville_grid(n, delta):
+    """Fixed grid of tuning values ``s`` of the supermartingale bound, and its log-level ``L``.
+
+    A model's ``V`` lies in ``[0, n]`` (each pull's proxy is at most 1 and scores at least one of
+    the ``n`` examples); the grid's variances ``V_g = 4^g / (4 n)`` run from ``1 / (4 n)`` (below
+    it the width is negligible) to at least ``n``, a factor 2 apart in ``s``. The grid depends
+    on the number of examples only, never on the data or the budget.
+    """
+    v_min = 1.0 / (4.0 * n)
+    n_grid = int(np.ceil(np.log(n / v_min) / np.log(4.0))) + 1
+    L = np.log(2.0 * n_grid / delta)
+    return np.sqrt(2.0 * L / (v_min * 4.0 ** np.arange(n_grid))), L
 
 
 class NaivePooling(_LowRankBandit):

@@ -2,13 +2,15 @@
 
 from numbers import Real
 
+import numpy as np
+
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context, clone
 from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_array, check_is_fitted, column_or_1d
 
-from .._validation import check_labels
+from .._validation import RANDOM_STATE, check_labels, check_random_state
 from .._wrapping import copy_feature_info, fit_clone, is_fitted
 from ._pulse import PULSE
 from .oracles import EstimatorOracle
@@ -53,14 +55,27 @@ class BestModelSelector(MetaEstimatorMixin, BaseEstimator):
         A best-model strategy (:class:`PULSE`, :class:`UCBE`, :class:`UCBELRF`, ...); it is
         cloned before fitting. ``None`` uses ``PULSE(budget=0.3, batch_size=b, refit_every=10,
         rank=2, fractional_scores=True)`` with ``b = min(16, n_pool // 4)`` (at least 1).
-    scoring : callable or None, default=None
-        Per-example score ``scoring(y_true, y_pred) -> array in [0, 1]`` (higher = better);
-        ``None`` means correctness ``1{y_pred == y_true}``.
+    scoring : callable, {"accuracy", "absolute_error"} or None, default=None
+        Per-example score ``scoring(y_true, y_pred) -> array in [0, 1]`` (higher = better); a
+        score outside [0, 1] raises a ``ValueError`` naming the candidate and the example.
+        ``None`` picks by candidate type:
+
+        - classifiers: ``"accuracy"``, ``1{y_pred == y_true}``;
+        - regressors: ``"absolute_error"``, ``1 - min(1, |y_true - y_pred| / scale)`` with
+          ``scale = max(y) - min(y)`` over the evaluation pool (:class:`~sklearn_riskcontrol.
+          bandits.oracles.ScaledAbsoluteError`). The scale depends on the pool's labels only,
+          so the scores are fixed before any evaluation and the guarantees are unaffected;
+          models are ranked by mean absolute error, and a mean score ``s`` converts back to a
+          (clipped) mean absolute error ``(1 - s) * scale``.
+
+        Aggregate scikit-learn scorers (``"r2"``, ``"neg_mean_absolute_error"``, ...) have no
+        bounded per-example version and are rejected.
     response_method : {"predict", "predict_proba", "decision_function"}, default="predict"
-        Method whose output is given to ``scoring``.
+        Method whose output is given to ``scoring`` (the strings and the default need
+        ``"predict"``).
     calib_size : float in (0, 1), default=0.5
         Fraction of ``(X, y)`` used as the evaluation pool when some candidate must be fitted.
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState, numpy.random.Generator or None, default=None
         Seeds the split and the default strategy.
 
     Attributes
@@ -73,7 +88,10 @@ class BestModelSelector(MetaEstimatorMixin, BaseEstimator):
         The fitted strategy (``means_``, ``history_``, ``n_evaluations_``, and for PULSE
         ``confidence_intervals``).
     means_ : ndarray of shape (n_candidates,)
-        Estimated mean score of each candidate on the pool.
+        Estimated mean score of each candidate on the pool, within [0, 1] (see the strategy's
+        ``means_``).
+    scoring_ : callable
+        The per-example score used (``scoring`` resolved).
     n_evaluations_ : int
     oracle_ : EstimatorOracle
     n_features_in_ : int
@@ -83,29 +101,52 @@ class BestModelSelector(MetaEstimatorMixin, BaseEstimator):
 
     Examples
     --------
+    Classifiers, scored by accuracy on a shuffled held-out pool:
+
     >>> from sklearn.datasets import make_classification
     >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.model_selection import train_test_split
     >>> from sklearn.tree import DecisionTreeClassifier
     >>> from sklearn_riskcontrol.bandits import BestModelSelector, UCBE
     >>> X, y = make_classification(2000, n_informative=5, random_state=0)
-    >>> candidates = [DecisionTreeClassifier(max_depth=d, random_state=0).fit(X[:1000], y[:1000])
-    ...               for d in (1, 2, 4, 8)] + [LogisticRegression().fit(X[:1000], y[:1000])]
+    >>> X_fit, X_pool, y_fit, y_pool = train_test_split(X, y, test_size=0.5, random_state=0)
+    >>> candidates = [DecisionTreeClassifier(max_depth=d, random_state=0).fit(X_fit, y_fit)
+    ...               for d in (1, 2, 4, 8)] + [LogisticRegression().fit(X_fit, y_fit)]
     >>> sel = BestModelSelector(candidates, strategy=UCBE(budget=0.5, batch_size=20,
     ...                                                   random_state=0))
-    >>> sel = sel.fit(X[1000:], y[1000:])
+    >>> sel = sel.fit(X_pool, y_pool)
     >>> sel.best_estimator_ is candidates[sel.best_index_], sel.n_evaluations_
     (True, 2500)
-    >>> sel.predict(X[:3]).shape
+    >>> sel.predict(X_pool[:3]).shape
     (3,)
+
+    Regressors, scored by default by ``1 - min(1, |y - y_pred| / (max(y) - min(y)))``; the
+    printed means are realized estimates of one run (each model's pool mean of that score),
+    and PULSE's intervals hold for all models at once with probability >= 1 - delta:
+
+    >>> from sklearn.datasets import load_diabetes
+    >>> from sklearn.dummy import DummyRegressor
+    >>> from sklearn.linear_model import LinearRegression
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> X_fit, X_pool, y_fit, y_pool = train_test_split(X, y, test_size=0.5, random_state=0)
+    >>> regs = [DummyRegressor().fit(X_fit, y_fit), LinearRegression().fit(X_fit, y_fit)]
+    >>> sel = BestModelSelector(regs, random_state=0).fit(X_pool, y_pool)
+    >>> sel.scoring_
+    ScaledAbsoluteError(scale=290)
+    >>> int(sel.best_index_), sel.means_.round(2)    # realized, one run (exact: 0.78, 0.85)
+    (1, array([0.81, 0.85]))
+    >>> sel.strategy_.confidence_intervals(delta=0.1).round(2)   # 30% of 221 x 2 cells: wide
+    array([[0.56, 1.  ],
+           [0.67, 1.  ]])
     """
 
     _parameter_constraints = {
         "estimators": [list],
         "strategy": [None, HasMethods(["fit"])],
-        "scoring": [None, callable],
+        "scoring": [None, callable, str],
         "response_method": [StrOptions({"predict", "predict_proba", "decision_function"})],
         "calib_size": [Interval(Real, 0, 1, closed="neither")],
-        "random_state": ["random_state"],
+        "random_state": RANDOM_STATE,
     }
 
     def __init__(self, estimators, *, strategy=None, scoring=None, response_method="predict",
@@ -150,6 +191,9 @@ class BestModelSelector(MetaEstimatorMixin, BaseEstimator):
         if n < 2:
             raise ValueError(f"At least 2 samples are required to select a model; got n_samples = {n}.")
         y = column_or_1d(check_labels(y), warn=True)
+        rng = self.random_state
+        if isinstance(rng, np.random.Generator):  # train_test_split takes no Generator
+            rng = check_random_state(rng)
         fitted = [_is_fitted(e) for e in self.estimators]
         if all(fitted):
             estimators, X_pool, y_pool = list(self.estimators), X, y
@@ -161,7 +205,7 @@ class BestModelSelector(MetaEstimatorMixin, BaseEstimator):
                     "advance; fit the candidates first (or wrap them in FrozenEstimator)."
                 )
             X_fit, X_pool, y_fit, y_pool = train_test_split(
-                X, y, test_size=self.calib_size, random_state=self.random_state
+                X, y, test_size=self.calib_size, random_state=rng
             )
             estimators = [
                 e if ok else fit_clone(e, X_fit, y_fit, f"estimators[{k}]")
@@ -174,12 +218,13 @@ class BestModelSelector(MetaEstimatorMixin, BaseEstimator):
         if self.strategy is None:
             b = max(1, min(16, n_pool // 4))
             strategy = PULSE(budget=0.3, batch_size=b, refit_every=10, rank=2,
-                             fractional_scores=True, random_state=self.random_state)
+                             fractional_scores=True, random_state=rng)
         else:
             strategy = clone(self.strategy)
         self.strategy_ = strategy.fit(oracle, side_scores=side_scores)
         self.estimators_ = estimators
         self.oracle_ = oracle
+        self.scoring_ = oracle.scoring_
         self.best_index_ = int(self.strategy_.best_index_)
         self.best_estimator_ = estimators[self.best_index_]
         self.means_ = self.strategy_.means_

@@ -33,6 +33,7 @@ import scipy.sparse as sp
 from .._validation import (
     as_float_array,
     check_indices,
+    check_random_state,
     check_same_length,
     check_score_matrix,
     check_scores,
@@ -509,7 +510,7 @@ def fit_logistic_factors(scores, *, rank=8, ridge=1.0, biases=True, loss="logist
     init : {"svd", "random"} or LowRankFactorization, default="svd"
         Starting factors: the top singular vectors of the double-centred observed matrix
         (scaled to the logit scale), small random values, or a previous fit (warm start).
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState, numpy.random.Generator or None, default=None
         Seeds the initial factors.
 
     Returns
@@ -531,8 +532,6 @@ def fit_logistic_factors(scores, *, rank=8, ridge=1.0, biases=True, loss="logist
     >>> bool(np.corrcoef(fit.predict().ravel(), P.ravel())[0, 1] > 0.8)
     True
     """
-    from sklearn.utils import check_random_state
-
     _check_common(rank, ridge, loss)
     Y = check_score_matrix(scores, "scores", allow_nan=True, lower=0.0 if loss == "logistic" else None)
     mask = ~np.isnan(Y)
@@ -713,7 +712,7 @@ class ALSEnsemble:
     n_members : int, default=64
     drop_rate : float, default=0.05
     ridge : float, default=0.1
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState, numpy.random.Generator or None, default=None
 
     Examples
     --------
@@ -730,8 +729,6 @@ class ALSEnsemble:
     """
 
     def __init__(self, shape, *, rank=1, n_members=64, drop_rate=0.05, ridge=0.1, random_state=None):
-        from sklearn.utils import check_random_state
-
         _check_common(rank, ridge, "squared")
         if rank < 1:
             raise ValueError(f"`rank` must be at least 1; got {rank}.")

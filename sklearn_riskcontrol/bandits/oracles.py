@@ -6,7 +6,8 @@ back-ends are provided:
 - :class:`MatrixOracle`: a precomputed score matrix (leaderboards, simulations), revealed lazily,
   so a strategy never sees a score it did not pay for. NaN may mark cells that are not available.
 - :class:`EstimatorOracle`: a list of fitted scikit-learn estimators, a pool ``(X, y)`` and a
-  per-example scorer (default: correctness ``y_pred == y``).
+  per-example score in [0, 1] (default: accuracy ``1{y_pred == y}`` for classifiers, a scaled
+  absolute error for regressors).
 - :class:`CallableOracle`: a user function ``score(model_index, example_indices) -> scores``, e.g.
   an LLM call followed by a judge.
 
@@ -25,7 +26,15 @@ from .._validation import (
     check_score_matrix,
 )
 
-__all__ = ["ScoreOracle", "MatrixOracle", "EstimatorOracle", "CallableOracle", "as_oracle"]
+__all__ = [
+    "ScoreOracle",
+    "MatrixOracle",
+    "EstimatorOracle",
+    "CallableOracle",
+    "as_oracle",
+    "ScaledAbsoluteError",
+    "resolve_scoring",
+]
 
 
 class ScoreOracle:
@@ -84,11 +93,38 @@ class ScoreOracle:
     def _buy(self, i, new):
         """Fetch, validate and cache the not yet revealed examples ``new`` of model ``i``."""
         values = self._fetch(i, new)
+        self._check_range(values, i, new)
         values = check_returned_scores(values, new.size, i)
         self.n_calls_ += 1
         self.cached_scores_[i, new] = values
         self.revealed_[i, new] = True
         self.n_evaluations_ += new.size
+
+    def _describe(self, i):
+        return f"model {i}"
+
+    _range_hint = "the scoring back-end must return scores in [0, 1] (higher = better); rescale them"
+
+    def _check_range(self, values, i, new):
+        """Raise, naming the model and the example, if a returned score lies outside [0, 1].
+
+        Other defects (wrong length, NaN, non-numeric) are left to ``check_returned_scores``.
+        """
+        try:
+            arr = np.asarray(values, dtype=float)
+        except (TypeError, ValueError):
+            return
+        if arr.shape != new.shape:
+            return
+        with np.errstate(invalid="ignore"):
+            out = np.flatnonzero((arr < 0.0) | (arr > 1.0))
+        if out.size:
+            k = int(out[0])
+            raise ValueError(
+                f"The score of {self._describe(i)} on example {int(new[k])} is {float(arr[k])!r}, "
+                f"outside the score range [0, 1] ({out.size} of the {new.size} scores returned "
+                f"in this call are); {self._range_hint}."
+            )
 
     def _check_available(self, i, J):
         avail = self.available_mask()
@@ -270,8 +306,117 @@ def _positive_int(value, name):
     return int(value)
 
 
-def _correct(y_true, y_pred):
+def _accuracy(y_true, y_pred):
     return (np.asarray(y_true) == np.asarray(y_pred)).astype(float)
+
+
+class ScaledAbsoluteError:
+    """Bounded per-example regression score ``1 - min(1, |y_true - y_pred| / scale)``.
+
+    Higher is better; 1 is an exact prediction, 0 an error of at least ``scale``. The default
+    score of :class:`EstimatorOracle` and :class:`BestModelSelector` for regressors, with
+    ``scale`` the range ``max(y) - min(y)`` of the pool's labels: the scores are then a fixed
+    function of the pool (known before any evaluation), so every guarantee about the pool mean
+    of this score holds, and models are ranked by their mean absolute error (errors larger than
+    the label range, rare, are clipped). The mean score ``s`` of a model converts back to a
+    clipped mean absolute error ``(1 - s) * scale``.
+
+    Parameters
+    ----------
+    scale : float > 0
+        Error at which the score reaches 0, in the units of ``y``.
+
+    Examples
+    --------
+    >>> from sklearn_riskcontrol.bandits.oracles import ScaledAbsoluteError
+    >>> ScaledAbsoluteError(10.0)([0.0, 0.0, 0.0], [1.0, -5.0, 30.0])
+    array([0.9, 0.5, 0. ])
+    """
+
+    def __init__(self, scale):
+        self.scale = float(scale)
+
+    def __call__(self, y_true, y_pred):
+        y_true = np.asarray(y_true, dtype=float)
+        err = np.abs(y_true - np.asarray(y_pred, dtype=float).reshape(y_true.shape))
+        return 1.0 - np.minimum(1.0, err / self.scale)
+
+    def __repr__(self):
+        return f"ScaledAbsoluteError(scale={self.scale:g})"
+
+
+_SCORING_STRINGS = (
+    "'accuracy' (1{y_pred == y}, the default for classifiers) and 'absolute_error' "
+    "(1 - min(1, |y - y_pred| / (max(y) - min(y))), the default for regressors)"
+)
+
+
+def resolve_scoring(scoring, estimators, y, response_method="predict"):
+    """Return the per-example score ``scoring(y_true, y_pred) -> array in [0, 1]`` to use.
+
+    ``None`` picks by estimator type: ``"accuracy"`` for classifiers, ``"absolute_error"`` for
+    regressors (by the type of ``y`` when the candidates declare no type). Strings name the
+    bounded per-example scores; a callable is returned unchanged.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from sklearn_riskcontrol.bandits.oracles import resolve_scoring
+    >>> resolve_scoring(None, [LinearRegression()], [1.0, 3.0, 5.0])
+    ScaledAbsoluteError(scale=4)
+    """
+    from sklearn.base import is_classifier, is_regressor
+    from sklearn.utils.multiclass import type_of_target
+
+    if callable(scoring):
+        return scoring
+    if scoring is not None and not isinstance(scoring, str):
+        raise TypeError(
+            f"`scoring` must be None, a string or a callable (y_true, y_pred) -> scores in [0, 1]; "
+            f"got {scoring!r}."
+        )
+    if response_method != "predict":
+        raise ValueError(
+            f"`scoring`={scoring!r} compares y with predict's output, so it needs "
+            "response_method='predict'; pass a per-example callable `scoring(y_true, y_pred)` for "
+            "other response methods."
+        )
+    if scoring is None:
+        clf = [is_classifier(e) for e in estimators]
+        reg = [is_regressor(e) for e in estimators]
+        if any(clf) and any(reg):
+            raise ValueError(
+                "The candidates mix classifiers and regressors, so there is no common default "
+                f"score; pass `scoring` (the accepted strings are {_SCORING_STRINGS}) or a "
+                "callable scoring(y_true, y_pred) -> scores in [0, 1]."
+            )
+        if any(reg) or (not any(clf) and type_of_target(y) == "continuous"):
+            scoring = "absolute_error"
+        else:
+            scoring = "accuracy"
+    if scoring == "accuracy":
+        return _accuracy
+    if scoring == "absolute_error":
+        y = np.asarray(y)
+        if y.dtype.kind not in "biuf":
+            raise ValueError(
+                f"scoring='absolute_error' needs numeric targets; `y` has dtype {y.dtype}. Use "
+                "scoring='accuracy' for class labels."
+            )
+        scale = float(np.ptp(y)) if y.size else 0.0
+        if not scale > 0:
+            raise ValueError(
+                "scoring='absolute_error' scales errors by the range of `y`, but every label "
+                "equals the same value; pass a callable `scoring` with an explicit scale."
+            )
+        return ScaledAbsoluteError(scale)
+    raise ValueError(
+        f"`scoring`={scoring!r} is not supported: the strategies need a bounded per-example "
+        f"score in [0, 1], and the accepted strings are {_SCORING_STRINGS}. scikit-learn scorers "
+        "such as 'neg_mean_absolute_error', 'r2' or 'roc_auc' are aggregates over a data set "
+        "with no bounded per-example version; pass a callable scoring(y_true, y_pred) -> scores "
+        "in [0, 1] instead."
+    )
 
 
 class EstimatorOracle(ScoreOracle):
@@ -283,12 +428,22 @@ class EstimatorOracle(ScoreOracle):
         The candidate models (never refitted).
     X : array-like or DataFrame of shape (n_examples, n_features)
     y : array-like of shape (n_examples,)
-    scoring : callable or None, default=None
-        Per-example score ``scoring(y_true, y_pred) -> array in [0, 1]`` (higher = better).
-        ``None`` means correctness, ``1{y_pred == y_true}``. To score with a risk from
-        :func:`~sklearn_riskcontrol.make_risk`, pass ``lambda yt, yp: 1 - risk(yt, yp)``.
+    scoring : callable, {"accuracy", "absolute_error"} or None, default=None
+        Per-example score ``scoring(y_true, y_pred) -> array in [0, 1]`` (higher = better); a
+        score outside [0, 1] raises a ``ValueError`` naming the model and the example.
+        ``"accuracy"`` is ``1{y_pred == y_true}``; ``"absolute_error"`` is
+        ``1 - min(1, |y_true - y_pred| / (max(y) - min(y)))`` (:class:`ScaledAbsoluteError`).
+        ``None`` picks ``"accuracy"`` for classifiers and ``"absolute_error"`` for regressors.
+        To score with a risk from :func:`~sklearn_riskcontrol.make_risk`, pass
+        ``lambda yt, yp: 1 - risk(yt, yp)``.
     response_method : {"predict", "predict_proba", "decision_function"}, default="predict"
-        Method whose output is passed to ``scoring`` as ``y_pred``.
+        Method whose output is passed to ``scoring`` as ``y_pred`` (the strings and the default
+        need ``"predict"``).
+
+    Attributes
+    ----------
+    scoring_ : callable
+        The per-example score used (``scoring`` resolved).
 
     Examples
     --------
@@ -296,10 +451,12 @@ class EstimatorOracle(ScoreOracle):
     >>> from sklearn.linear_model import LogisticRegression
     >>> from sklearn.tree import DecisionTreeClassifier
     >>> from sklearn_riskcontrol.bandits import EstimatorOracle
+    >>> from sklearn.model_selection import train_test_split
     >>> X, y = make_classification(200, random_state=0)
-    >>> models = [LogisticRegression().fit(X[:100], y[:100]),
-    ...           DecisionTreeClassifier(random_state=0).fit(X[:100], y[:100])]
-    >>> oracle = EstimatorOracle(models, X[100:], y[100:])
+    >>> X_fit, X_pool, y_fit, y_pool = train_test_split(X, y, test_size=0.5, random_state=0)
+    >>> models = [LogisticRegression().fit(X_fit, y_fit),
+    ...           DecisionTreeClassifier(random_state=0).fit(X_fit, y_fit)]
+    >>> oracle = EstimatorOracle(models, X_pool, y_pool)   # default score: accuracy
     >>> oracle.shape
     (2, 100)
     >>> oracle.query(0, [0, 1, 2]).shape
@@ -322,13 +479,6 @@ class EstimatorOracle(ScoreOracle):
                     f"estimators[{k}] ({type(est).__name__}) is not fitted; the candidates must be "
                     "fitted models (they are never refitted)."
                 ) from None
-        if scoring is None and response_method != "predict":
-            raise ValueError(
-                "The default scoring (correctness) needs response_method='predict'; pass a "
-                "per-example `scoring(y_true, y_pred)` for other response methods."
-            )
-        if scoring is not None and not callable(scoring):
-            raise TypeError(f"`scoring` must be None or a callable (y_true, y_pred) -> scores; got {scoring!r}.")
         n = _num_samples(X)
         y = check_labels(y)
         if y.ndim != 1 and not (y.ndim == 2 and y.shape[1] == 1):
@@ -343,15 +493,23 @@ class EstimatorOracle(ScoreOracle):
         self.y = y
         self.scoring = scoring
         self.response_method = response_method
+        self.scoring_ = resolve_scoring(scoring, estimators, y, response_method)
         self._init_cache(len(estimators), n)
+
+    def _describe(self, i):
+        return f"estimators[{i}] ({type(self.estimators[i]).__name__})"
+
+    _range_hint = (
+        "`scoring` must return per-example scores in [0, 1] (higher = better); rescale it, "
+        "e.g. 1 - min(1, |y - y_pred| / scale), or use scoring='absolute_error'"
+    )
 
     def _fetch(self, model_index, example_indices):
         from sklearn.utils import _safe_indexing
 
         Xj = _safe_indexing(self.X, example_indices)
         y_pred = getattr(self.estimators[model_index], self.response_method)(Xj)
-        scorer = self.scoring if self.scoring is not None else _correct
-        return scorer(self.y[example_indices], y_pred)
+        return self.scoring_(self.y[example_indices], y_pred)
 
 
 def _num_samples(X):

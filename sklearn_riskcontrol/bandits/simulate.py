@@ -7,7 +7,9 @@ information (other, weaker models on the same examples).
 """
 
 import numpy as np
-from sklearn.utils import Bunch, check_random_state
+from sklearn.utils import Bunch
+
+from .._validation import check_random_state
 
 __all__ = ["make_score_matrix", "accuracy_curve", "budget_to_reach"]
 
@@ -64,7 +66,7 @@ def make_score_matrix(
         Generator parameters (see above).
     dtype : dtype, default=np.float64
         Dtype of the returned score matrices.
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState, numpy.random.Generator or None, default=None
 
     Returns
     -------

@@ -19,9 +19,9 @@ from scipy.special import expit
 from sklearn.base import clone
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.linear_model import LogisticRegression
-from sklearn.utils import Bunch, check_random_state
+from sklearn.utils import Bunch
 
-from .._validation import check_number
+from .._validation import check_number, check_random_state, show
 
 __all__ = ["ScoreSetting", "make_score_setting"]
 
@@ -197,7 +197,7 @@ class ScoreSetting:
                     "`alpha` is required for kind='sdr_ratio' ((l_hat - alpha) / r_hat)."
                 )
             return (l_hat - alpha) / np.asarray(r_hat, dtype=float)
-        raise ValueError(f"`kind` must be 'risk', 'mdr_ratio' or 'sdr_ratio'; got {kind!r}.")
+        raise ValueError(f"`kind` must be 'risk', 'mdr_ratio' or 'sdr_ratio'; got {show(kind)}.")
 
     def score(self, X, kind="risk", alpha=None):
         """Deployment score (smaller = safer).
@@ -212,7 +212,7 @@ class ScoreSetting:
             Target level; required for ``"sdr_ratio"``.
         """
         if kind not in ("risk", "mdr_ratio", "sdr_ratio"):
-            raise ValueError(f"`kind` must be 'risk', 'mdr_ratio' or 'sdr_ratio'; got {kind!r}.")
+            raise ValueError(f"`kind` must be 'risk', 'mdr_ratio' or 'sdr_ratio'; got {show(kind)}.")
         l_hat = self.predict_risk(X)
         r_hat = None if kind == "risk" else self.predict_reward(X)
         return self.combine_scores(l_hat, r_hat, kind, alpha)
@@ -366,9 +366,9 @@ def make_score_setting(
     ((50,), dtype('bool'))
     """
     if isinstance(setting, bool) or setting not in _RISK_KIND:
-        raise ValueError(f"`setting` must be an integer in 1..6 (paper Table 1); got {setting!r}.")
+        raise ValueError(f"`setting` must be an integer in 1..6 (paper Table 1); got {show(setting)}.")
     if reward not in ("squared", "constant"):
-        raise ValueError(f"`reward` must be 'squared' or 'constant'; got {reward!r}.")
+        raise ValueError(f"`reward` must be 'squared' or 'constant'; got {show(reward)}.")
     n_train = check_number(n_train, "n_train", integer=True, minimum=2)
     rng = check_random_state(random_state)
     sim = ScoreSetting(

@@ -54,6 +54,7 @@ __all__ = [
 ]
 
 _METHODS = ("plus", "autoeval", "eval")
+_METHOD_NAMES = {"plus": "R-AutoEval+", "autoeval": "R-AutoEval", "eval": "R-Eval"}
 
 
 # --------------------------------------------------------------------------------------------
@@ -161,12 +162,16 @@ def _observations(h, g, u, rho):
 class RAutoEvalResult:
     """Result of :func:`rautoeval_test`.
 
+    The guarantee is about the procedure, not this one result: over the random draw of the
+    labeled (and unlabeled) examples, ``P(certified and R > alpha) <= delta``. The numbers here
+    (p-value, stopping index, e-process) are realizations for the draw at hand.
+
     Attributes
     ----------
     certified : bool
         ``True`` iff ``H0: R > alpha`` is rejected, i.e. ``max_i E_i >= 1 / delta``.
     pvalue : float
-        ``min(1, 1 / max_i E_i)`` (anytime-valid p-value).
+        ``min(1, 1 / max_i E_i)`` (anytime-valid p-value: ``P(pvalue <= t) <= t`` under H0).
     log_eprocess : ndarray of shape (n_rounds,)
         ``log E_i`` of the mixture e-process after labeled example ``i`` (one entry per round
         processed; fewer than ``n`` only with ``early_stopping=True``).
@@ -212,6 +217,7 @@ class RAutoEvalResult:
     def __repr__(self):
         return (
             f"RAutoEvalResult(certified={self.certified}, pvalue={self.pvalue:.4g}, "
+            f"alpha={self.alpha:g}, delta={self.delta:g}, "
             f"stopping_index={self.stopping_index}, method={self.method!r}, "
             f"n_rounds={self.log_eprocess.size}, n_rho={self.rho_grid.size})"
         )
@@ -256,6 +262,17 @@ def _impossible_message(n, rho, alpha, delta):
     )
 
 
+def _all_wrong_message(subject):
+    """Warning text for labeled losses that all equal 1 (``subject`` says whose)."""
+    return (
+        f"Every labeled loss {subject} equals 1, the largest possible loss: the model was wrong "
+        "on every labeled example, so these labels give no evidence that its risk is below 1 "
+        "and risk <= alpha is practically never certified. If that is unexpected, the losses "
+        "are miscomputed: a 0-1 loss on continuous (regression) predictions, or labels encoded "
+        "differently from the predictions, is 1 everywhere; use a loss that fits the task."
+    )
+
+
 def _prepare(loss_labeled, loss_judge_labeled, loss_judge_unlabeled, alpha, delta, method,
              betting, n_rho, rho_grid, rho_prior, suffix=""):
     alpha = check_level(alpha, "alpha")
@@ -267,7 +284,7 @@ def _prepare(loss_labeled, loss_judge_labeled, loss_judge_unlabeled, alpha, delt
     strategy = _resolve_betting(betting)
     q = _observations(h, g, u, rho)
     r = 0 if u is None else u.size // h.size
-    return q, rho, log_prior, alpha, delta, strategy, run_method, r
+    return q, rho, log_prior, alpha, delta, strategy, run_method, r, h
 
 
 def rautoeval_test(loss_labeled, loss_judge_labeled=None, loss_judge_unlabeled=None, *, alpha,
@@ -314,6 +331,13 @@ def rautoeval_test(loss_labeled, loss_judge_labeled=None, loss_judge_unlabeled=N
     -------
     RAutoEvalResult
 
+    Warns
+    -----
+    RiskControlWarning
+        When every labeled loss equals 1 (the losses are probably miscomputed), when no
+        betting strategy could reach ``1 / delta`` with ``n`` labels, and when there is no
+        unlabeled data (the method reduces to R-Eval).
+
     Examples
     --------
     >>> import numpy as np
@@ -327,11 +351,16 @@ def rautoeval_test(loss_labeled, loss_judge_labeled=None, loss_judge_unlabeled=N
     >>> res = rautoeval_test(h, g, u, alpha=0.12, delta=0.1)
     >>> res.certified, res.pvalue < 0.1, res.rho_weights.shape
     (True, True, (10, 200))
+
+    ``certified`` is the outcome of a test: over the draw of the data, a model with risk above
+    ``alpha`` is certified with probability at most ``delta``. Labels used until the
+    e-process crossed ``1 / delta`` (realized on this one draw):
+
     >>> ev = rautoeval_test(h, alpha=0.12, delta=0.1, method="eval")   # labels only
-    >>> res.stopping_index + 1, ev.stopping_index + 1       # labels needed to certify
+    >>> res.stopping_index + 1, ev.stopping_index + 1
     (56, 66)
     """
-    q, rho, log_prior, alpha, delta, strategy, run_method, r = _prepare(
+    q, rho, log_prior, alpha, delta, strategy, run_method, r, h = _prepare(
         loss_labeled, loss_judge_labeled, loss_judge_unlabeled, alpha, delta, method, betting,
         n_rho, rho_grid, rho_prior,
     )
@@ -340,6 +369,8 @@ def rautoeval_test(loss_labeled, loss_judge_labeled=None, loss_judge_unlabeled=N
             f"No unlabeled data (`loss_judge_unlabeled` is None or empty): method={method!r} "
             "reduces to R-Eval (rho = 0)."
         )
+    if np.all(h >= 1.0):
+        warn(_all_wrong_message(f"(all {h.size})"))
     msg = _impossible_message(q.shape[1], rho, alpha, delta)
     if msg is not None:
         warn(msg)
@@ -353,6 +384,10 @@ def rautoeval_test(loss_labeled, loss_judge_labeled=None, loss_judge_unlabeled=N
 @dataclass(frozen=True)
 class RiskConfidenceInterval:
     """Result of :func:`rautoeval_confidence_interval`: ``low <= R <= high`` w.p. ``1 - delta``.
+
+    The probability is over the random draw of the labeled (and unlabeled) examples: the
+    procedure covers the risk ``R`` in at least a ``1 - delta`` share of draws; one realized
+    interval either covers it or not. ``str(ci)`` says so next to the bounds.
 
     Attributes
     ----------
@@ -368,6 +403,13 @@ class RiskConfidenceInterval:
     delta: float
     side: str
     method: str
+
+    def __str__(self):
+        return (
+            f"[{self.low:.4g}, {self.high:.4g}] ({self.side}, {_METHOD_NAMES[self.method]}): "
+            f"intervals built this way cover the risk with probability >= {1 - self.delta:g} "
+            "over the draw of the labeled data"
+        )
 
 
 def _upper_bound(q, rho, log_prior, delta, strategy, tol):
@@ -478,15 +520,18 @@ def rautoeval_confidence_interval(loss_labeled, loss_judge_labeled=None,
     >>> rng = np.random.default_rng(0)
     >>> h = rng.binomial(1, 0.2, 400).astype(float)      # labeled losses only: R-Eval
     >>> ci = rautoeval_confidence_interval(h, delta=0.1, method="eval")
-    >>> round(float(h.mean()), 4), round(ci.low, 3), round(ci.high, 3)
-    (0.2475, 0.211, 0.299)
+    >>> round(float(h.mean()), 4)                         # realized mean loss of this draw
+    0.2475
+    >>> print(ci)                                         # true risk here: 0.2
+    [0.211, 0.299] (two-sided, R-Eval): intervals built this way cover the risk with
+    probability >= 0.9 over the draw of the labeled data
     """
     if side not in ("two-sided", "upper", "lower"):
         raise ValueError(f"`side` must be 'two-sided', 'upper' or 'lower'; got {side!r}.")
     split = check_level(split, "split")
     if not (isinstance(tol, numbers.Real) and 0 < tol < 1):
         raise ValueError(f"`tol` must be a number in (0, 1); got {tol!r}.")
-    q, rho, log_prior, _, delta, strategy, run_method, _ = _prepare(
+    q, rho, log_prior, _, delta, strategy, run_method, _, _ = _prepare(
         loss_labeled, loss_judge_labeled, loss_judge_unlabeled, 0.5, delta, method, betting,
         n_rho, rho_grid, rho_prior,
     )
@@ -567,7 +612,7 @@ def _as_table(x, name):
 
 def _one_candidate(k, h, g, u, alpha, level, method, strategy, n_rho, rho_grid, rho_prior,
                    early_stopping):
-    q, rho, log_prior, alpha, level, _, run_method, r = _prepare(
+    q, rho, log_prior, alpha, level, _, run_method, r, _ = _prepare(
         h, g, u, alpha, level, method, strategy, n_rho, rho_grid, rho_prior, suffix=f"[{k}]"
     )
     out = _core_test(q, rho, log_prior, alpha, level, strategy, early_stopping, q.shape[1])
@@ -626,6 +671,7 @@ def rautoeval_select(loss_labeled, loss_judge_labeled=None, loss_judge_unlabeled
     >>> hu = rng.binomial(1, risks[:, None], (4, 1500))
     >>> u = np.where(rng.random((4, 1500)) < 0.95, hu, 1 - hu).astype(float)
     >>> sel = rautoeval_select(h, g, u, alpha=0.15, delta=0.1)
+    >>> # Over the draw of the data, P(some certified candidate has risk > 0.15) <= 0.1:
     >>> sel.certified.tolist(), sel.selected
     ([True, True, True, False], 2)
     """
@@ -663,9 +709,14 @@ def rautoeval_select(loss_labeled, loss_judge_labeled=None, loss_judge_unlabeled
         )
 
     # Validate every candidate's inputs up front so that errors never depend on FST's stop.
+    all_wrong = []
     for k in range(K):
-        _check_losses(H[k], None if G is None else G[k], None if U is None else U[k], method,
-                      suffix=f"[{k}]")
+        h = _check_losses(H[k], None if G is None else G[k], None if U is None else U[k],
+                          method, suffix=f"[{k}]")[0]
+        if np.all(h >= 1.0):
+            all_wrong.append(k)
+    if all_wrong:
+        warn(_all_wrong_message(f"of candidate(s) {all_wrong}"))
     if method != "eval" and (U is None or any(np.size(row) == 0 for row in U)):
         warn(
             f"No unlabeled data for some candidates: method={method!r} reduces to R-Eval "

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-from .._validation import _as_1d_float, as_float_array, check_level, check_number
+from .._validation import _as_1d_float, as_float_array, check_level, check_number, show
 
 __all__ = [
     "WSR",
@@ -160,7 +160,7 @@ class FixedBet:
     def __post_init__(self):
         f = self.fraction
         if isinstance(f, bool) or not isinstance(f, numbers.Real) or not (0.0 <= f < 1.0):
-            raise ValueError(f"`fraction` must lie in [0, 1); got {f!r}.")
+            raise ValueError(f"`fraction` must lie in [0, 1); got {show(f)}.")
 
     needs_delta = False
 
@@ -562,6 +562,8 @@ def betting_eprocess(observations, alpha, *, lower=0.0, upper=1.0, betting="up",
     >>> rng = np.random.default_rng(0)
     >>> q = rng.binomial(1, 0.05, size=300)     # risk 0.05 < alpha = 0.15
     >>> res = betting_eprocess(q, alpha=0.15, betting="wsr", delta=0.05)
+    >>> # On this draw the wealth reaches 1/delta, rejecting H0: risk > 0.15 (a test whose
+    >>> # type-I error is at most 0.05 over the draw of q, by Ville's inequality).
     >>> bool(res.log_wealth.max() >= np.log(1 / 0.05))
     True
     """

@@ -22,15 +22,16 @@ compare their power with SCoRE's.
 from dataclasses import dataclass, field
 
 import numpy as np
-from sklearn.utils import check_random_state
 
 from .._validation import (
     check_level,
     check_nonempty,
     check_number,
+    check_random_state,
     check_risks,
     check_same_length,
     check_scores,
+    show,
     warn,
 )
 
@@ -96,7 +97,7 @@ class ConcentrationResult:
 def _check_option(value, name, allowed):
     if not isinstance(value, str) or value.lower() not in allowed:
         choices = ", ".join(repr(a) for a in allowed)
-        raise ValueError(f"`{name}` must be one of {choices}; got {value!r}.")
+        raise ValueError(f"`{name}` must be one of {choices}; got {show(value)}.")
     return value.lower()
 
 
@@ -229,7 +230,7 @@ def concentration_threshold(
     n_draws : int, default=100
         Number of Rademacher sign vectors used to estimate the complexities (``"rademacher"``
         only; the paper uses 100).
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance, numpy.random.Generator or None, default=None
         Seed of the Rademacher signs (``"rademacher"`` only); an int makes the result
         reproducible.
 

@@ -6,9 +6,8 @@ All functions are vectorised and O(m log m).
 """
 
 import numpy as np
-from sklearn.utils import check_random_state
 
-from .._validation import _as_1d_float, check_level
+from .._validation import _as_1d_float, check_level, check_random_state, show
 
 __all__ = ["ebh", "bh", "boost_evalues", "fixed_sequence", "bonferroni"]
 
@@ -107,7 +106,9 @@ def boost_evalues(evalues, method, random_state=None):
     method : {"hete", "homo"} or None
         ``"hete"`` divides each e-value by its own ``U_j ~ Unif(0, 1)``; ``"homo"`` divides all
         by one shared ``U``; ``None`` returns the e-values unchanged. Both keep SDR control.
-    random_state : int, RandomState instance or None
+    random_state : int, RandomState instance, numpy.random.Generator or None
+        Source of the uniforms; pass the same ``RandomState`` / ``Generator`` on every call to
+        draw fresh uniforms each time (an int gives the same uniforms at every call).
 
     Returns
     -------
@@ -128,7 +129,7 @@ def boost_evalues(evalues, method, random_state=None):
     elif method == "homo":
         u = np.full(e.shape[0], rng.uniform())
     else:
-        raise ValueError(f"`method` (boosting) must be None, 'hete' or 'homo'; got {method!r}.")
+        raise ValueError(f"`method` (boosting) must be None, 'hete' or 'homo'; got {show(method)}.")
     # U = 0 has probability zero; guard against it so 0/0 never appears.
     u = np.maximum(u, np.finfo(float).tiny)
     return e / u

@@ -13,7 +13,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from .._validation import check_labels, warn
+from .._validation import RANDOM_STATE, check_labels, check_random_state, show, warn
 from .._wrapping import copy_feature_info, indexable_rows, is_fitted, n_rows
 from ._learners import STRATEGIES, make_learner
 
@@ -78,7 +78,7 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
     calib_size : float in (0, 1), default=0.5
         Fraction of the rows of :meth:`fit` replayed as the stream when ``estimator`` has to be
         fitted first (the others fit it).
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance, numpy Generator or None, default=None
         Seed of that split.
 
     Attributes
@@ -113,23 +113,31 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
     rows of one :meth:`partial_fit` call are taken to have been served with the sets
     :meth:`predict_set` returned just before the call (the current ``threshold_``).
 
+    :meth:`score` returns the coverage of the published sets (the fraction of rows whose true
+    label is in its set), not the wrapped classifier's accuracy.
+
     Examples
     --------
     >>> from sklearn.datasets import make_classification
     >>> from sklearn.frozen import FrozenEstimator
     >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.model_selection import train_test_split
     >>> from sklearn_riskcontrol.online import SemiBanditPredictionSet
     >>> X, y = make_classification(n_samples=4000, n_classes=3, n_informative=4, random_state=0)
-    >>> clf = LogisticRegression().fit(X[:1000], y[:1000])
+    >>> X_fit, X_rest, y_fit, y_rest = train_test_split(X, y, train_size=1000, random_state=0)
+    >>> X_stream, X_new, y_stream, y_new = train_test_split(X_rest, y_rest, train_size=2000,
+    ...                                                     random_state=0)
+    >>> clf = LogisticRegression().fit(X_fit, y_fit)
     >>> sps = SemiBanditPredictionSet(FrozenEstimator(clf), alpha=0.2)
-    >>> sps = sps.fit(X[1000:3000], y[1000:3000])  # replay a labeled stream honestly
+    >>> sps = sps.fit(X_stream, y_stream)  # replay a labeled stream honestly
     >>> sps.n_rounds_, bool(sps.threshold_ > 0)
     (2000, True)
-    >>> sets = sps.predict_set(X[3000:])  # publish sets for new rounds
-    >>> bool(sets[range(1000), y[3000:]].mean() >= 0.8)  # coverage of the true labels
+    >>> sets = sps.predict_set(X_new)  # publish sets for 1000 new rounds
+    >>> coverage = sps.score(X_new, y_new)  # fraction of true labels in their set: one draw
+    >>> bool(coverage >= 0.8)
     True
-    >>> feedback = np.where(sets[range(1000), y[3000:]], y[3000:], -1)  # user: label or miss
-    >>> sps.partial_fit(X[3000:], feedback).n_rounds_
+    >>> feedback = np.where(sets[range(1000), y_new], y_new, -1)  # user: label or miss
+    >>> sps.partial_fit(X_new, feedback).n_rounds_
     3000
     """
 
@@ -144,7 +152,7 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         "initial_threshold": [Interval(Real, None, None, closed="neither"), None],
         "n_explore": [Interval(Integral, 1, None, closed="left"), None],
         "calib_size": [Interval(Real, 0, 1, closed="neither")],
-        "random_state": ["random_state"],
+        "random_state": RANDOM_STATE,
     }
 
     def __init__(
@@ -363,14 +371,15 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         return self
 
     def _split(self, n, y):
+        rng = check_random_state(self.random_state)
         try:
             return train_test_split(
-                np.arange(n), test_size=self.calib_size, random_state=self.random_state, stratify=y
+                np.arange(n), test_size=self.calib_size, random_state=rng, stratify=y
             )
-        except ValueError:
+        except ValueError:  # a class too small to stratify: raised before any draw
             pass
         idx_train, idx_stream = train_test_split(
-            np.arange(n), test_size=self.calib_size, random_state=self.random_state
+            np.arange(n), test_size=self.calib_size, random_state=rng
         )
         if len(idx_train) == 0 or len(idx_stream) == 0:  # pragma: no cover - sklearn raises first
             raise ValueError(
@@ -443,8 +452,8 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
             self._finish()
         if classes is not None and not np.array_equal(np.unique(classes), self.classes_):
             raise ValueError(
-                f"`classes` {np.unique(classes)!r} differ from the wrapped classifier's classes_ "
-                f"{self.classes_!r}."
+                f"`classes` {np.unique(classes).tolist()} differ from the wrapped classifier's "
+                f"classes_ {self.classes_.tolist()}; pass classes=None or the same classes."
             )
         if n == 0:
             return self
@@ -462,17 +471,18 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise ValueError(
-                f"Row {i} reports label {y[i]!r}, which is not a class of the wrapped estimator, "
-                "so it cannot have been in the set; report a miss with -1."
+                f"Row {i} (0-based) reports label {show(y[i])}, which is not a class of the "
+                "wrapped estimator, so it cannot have been in the set; report a miss with -1."
             )
         scores = S[np.arange(n), col]
         outside = ~miss & (scores < served)
         if outside.any():
             i = int(np.flatnonzero(outside)[0])
             raise ValueError(
-                f"Inconsistent feedback at row {i}: label {y[i]!r} was reported as observed, but "
-                f"its score {scores[i]!r} is below the threshold {served!r} of the published set, "
-                "so it was not in the set. Report a miss with -1."
+                f"Inconsistent feedback at row {i} (0-based): label {show(y[i])} was reported as "
+                f"observed, but its score {float(scores[i])!r} is below the threshold "
+                f"{float(served)!r} of the published set, so it was not in the set. Report a miss "
+                "with -1."
             )
         update = self.learner_.update
         for s, m in zip(scores.tolist(), miss.tolist()):
@@ -536,3 +546,60 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         """
         check_is_fitted(self)
         return self.estimator_.predict_proba(X)
+
+    def score(self, X, y, sample_weight=None):
+        """Coverage: the fraction of rows whose true label is in their prediction set.
+
+        The sets are those :meth:`predict_set` publishes at the current ``threshold_``; the
+        stream is not updated (use :meth:`partial_fit` for that). This replaces the accuracy that
+        scikit-learn classifiers return, because the sets, not the wrapped classifier's single
+        guess, are what this estimator serves; ``accuracy_score(y, est.predict(X))`` still gives
+        the classifier's accuracy. Labels that are not classes of the wrapped classifier are
+        never covered. The value is a realization on these rows: SPS guarantees, with
+        probability at least ``1 - delta``, that every published set has coverage probability
+        at least ``1 - alpha`` on i.i.d. rounds, so the coverage of a batch fluctuates around a
+        value at least ``1 - alpha``.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Inputs (candidate scores with ``estimator="precomputed"``).
+        y : array-like of shape (n_samples,)
+            True labels (column indices with ``"precomputed"``).
+        sample_weight : array-like of shape (n_samples,), optional
+            Weights of the rows (a weighted fraction).
+
+        Returns
+        -------
+        float
+            Coverage in [0, 1].
+
+        Examples
+        --------
+        >>> from sklearn.datasets import make_classification
+        >>> from sklearn.linear_model import LogisticRegression
+        >>> from sklearn.model_selection import train_test_split
+        >>> from sklearn_riskcontrol.online import SemiBanditPredictionSet
+        >>> X, y = make_classification(n_samples=3000, n_classes=3, n_informative=4,
+        ...                            random_state=0)
+        >>> X_fit, X_rest, y_fit, y_rest = train_test_split(X, y, train_size=1000, random_state=0)
+        >>> X_stream, X_new, y_stream, y_new = train_test_split(X_rest, y_rest, train_size=1000,
+        ...                                                     random_state=0)
+        >>> clf = LogisticRegression().fit(X_fit, y_fit)
+        >>> sps = SemiBanditPredictionSet(clf, alpha=0.2).fit(X_stream, y_stream)
+        >>> coverage = sps.score(X_new, y_new)
+        >>> bool(coverage == sps.predict_set(X_new)[range(1000), y_new].mean())
+        True
+        """
+        check_is_fitted(self)
+        y = column_or_1d(check_labels(y), warn=True)
+        sets = self.predict_set(X)
+        if len(y) != len(sets):
+            raise ValueError(
+                f"`X` has {len(sets)} rows but `y` has {len(y)} entries; they must be equal."
+            )
+        if len(y) == 0:
+            raise ValueError("`X` is empty: coverage needs at least one row.")
+        col, known = self._label_index(y)
+        covered = known & sets[np.arange(len(y)), col]
+        return float(np.average(covered, weights=sample_weight))

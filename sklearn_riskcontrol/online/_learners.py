@@ -29,7 +29,7 @@ from bisect import bisect_left, insort
 
 import numpy as np
 
-from .._validation import check_level, check_number
+from .._validation import check_level, check_number, show
 
 __all__ = [
     "STRATEGIES",
@@ -235,7 +235,7 @@ class ThresholdLearner:
         served = self._check_served(served_threshold)
         if score is not None:
             if isinstance(score, bool) or not isinstance(score, numbers.Real):
-                raise TypeError(f"`score` must be a real number or None; got {score!r}.")
+                raise TypeError(f"`score` must be a real number or None; got {show(score)}.")
             score = float(score)
             if not math.isfinite(score):
                 raise ValueError(f"`score` must be finite; got {score!r}.")

@@ -21,6 +21,7 @@ from .._validation import (
     check_number,
     check_same_length,
     check_scores,
+    show,
 )
 
 __all__ = [
@@ -182,7 +183,7 @@ def undercoverage_count(thresholds, tau_star):
     """
     tau = _thresholds(thresholds)
     if isinstance(tau_star, bool) or not isinstance(tau_star, numbers.Real) or not math.isfinite(tau_star):
-        raise TypeError(f"`tau_star` must be a finite real number; got {tau_star!r}.")
+        raise TypeError(f"`tau_star` must be a finite real number; got {show(tau_star)}.")
     return int(np.sum(tau > float(tau_star)))
 
 

@@ -1,0 +1,266 @@
+"""Command-line messages: every CSV error names the file, the column and the 1-based row
+(row k = line k + 1 of the file, counting the header), is one ``error:`` line with exit status 2,
+and every printed summary says what is a realization and what the guarantee is about."""
+
+import inspect
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sklearn_riskcontrol import _cli_autoeval, _cli_bandits, cli
+from sklearn_riskcontrol.cli import main
+
+NUMPY_REPR = re.compile(r"np\.[a-z_]+[0-9]*\(")
+
+
+def _run(argv, capsys):
+    code = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    for text in (captured.out, captured.err):  # no NumPy repr in any output, good or bad
+        assert not NUMPY_REPR.search(text), text
+        assert "Traceback" not in text
+    return code, captured.out, captured.err
+
+
+def _error(argv, capsys):
+    code, _, err = _run(argv, capsys)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("error: "), err
+    return lines[0]
+
+
+# Each subcommand with the table it reads; the cell {x} is data row 3 (line 4 of the file).
+TABLES = {
+    "score": ("risk,score\n0,0.1\n1,0.9\n{x},0.3\n0,0.2\n", "risk",
+              ["score", "--calibration", "{f}", "--test", "{test}", "--alpha", "0.2"]),
+    "certify": ("loss,judge_loss\n0,0\n1,1\n{x},0\n0,0\n", "loss",
+                ["autoeval", "certify", "--labeled", "{f}", "--alpha", "0.2", "--method", "eval"]),
+    "select": ("m1,m2\n0,0\n1,1\n0,{x}\n0,0\n", "m2",
+               ["autoeval", "select", "--labeled", "{f}", "--alpha", "0.2", "--method", "eval"]),
+    "sps": ("id,score\n0,0.1\n1,0.9\n2,{x}\n3,0.2\n", "score",
+            ["sps", "--input", "{f}", "--alpha", "0.1"]),
+    "best-model": ("model,q1,q2\na,0,1\nb,1,1\nc,{x},0\nd,0,0\n", "q1",
+                   ["best-model", "--scores", "{f}"]),
+}
+
+
+def _argv(command, path, tmp_path):
+    test = tmp_path / "test.csv"
+    test.write_text("id,score\n0,0.5\n1,0.2\n")
+    return [a.format(f=path, test=test) for a in TABLES[command][2]]
+
+
+@pytest.mark.parametrize("command", list(TABLES))
+@pytest.mark.parametrize("cell, problem", [
+    ("abc", "'abc' is not a number"),  # not reported as NaN
+    ("nan", "'nan' is not a finite number"),
+    ("inf", "'inf' is not a finite number"),
+    ("1.5", "'1.5' is out of range"),
+    ("", "is empty"),
+])
+def test_bad_cell_names_file_column_and_row(command, cell, problem, tmp_path, capsys):
+    text, column, _ = TABLES[command]
+    if (command == "sps" and cell == "1.5") or (command == "best-model" and cell == ""):
+        pytest.skip("legal there: sps scores are any finite number; an empty score = missing")
+    path = tmp_path / "table.csv"
+    path.write_text(text.format(x=cell))
+    msg = _error(_argv(command, path, tmp_path), capsys)
+    assert f"{path}, column {column!r}, row 3 (" in msg
+    assert "line 4 of the file, counting the header)" in msg
+    assert problem in msg
+    if command != "sps":
+        assert "must lie in [0, 1]" in msg
+    if command == "best-model":
+        assert "(model 'c', line 4" in msg
+
+
+@pytest.mark.parametrize("command", list(TABLES))
+def test_empty_header_only_and_duplicate_columns(command, tmp_path, capsys):
+    path = tmp_path / "t.csv"
+    path.write_text("")
+    assert f"error: {path} is empty (0 bytes)" in _error(_argv(command, path, tmp_path), capsys)
+    path.write_text(TABLES[command][0].splitlines()[0] + "\n")
+    assert f"error: {path} has a header but no data rows" in _error(
+        _argv(command, path, tmp_path), capsys)
+    path.write_text("x,y,x\n0,1,0\n")  # pandas would silently rename the second x to x.1
+    msg = _error(_argv(command, path, tmp_path), capsys)
+    assert f"{path}: the header names the column 'x' twice (columns 1 and 3)" in msg
+
+
+@pytest.mark.parametrize("option", [
+    ["score", "--calibration", "{f}", "--test", "{f}", "--alpha", "0.2", "--risk-column", "nope"],
+    ["autoeval", "certify", "--labeled", "{f}", "--alpha", "0.2", "--loss-column", "nope"],
+    ["sps", "--input", "{f}", "--alpha", "0.1", "--score-column", "nope"],
+])
+def test_missing_column_lists_the_columns_present(option, tmp_path, capsys):
+    path = tmp_path / "t.csv"
+    path.write_text("risk,score,loss,judge_loss\n0,0.5,0,0\n")
+    msg = _error([a.format(f=path) for a in option], capsys)
+    assert f"{path} has no column 'nope'; its columns are: 'risk', 'score', 'loss'" in msg
+
+
+def test_duplicate_model_names_are_rejected(tmp_path, capsys):
+    path = tmp_path / "models.csv"
+    path.write_text("model,q1,q2\na,1,0\nb,0,1\na,1,1\n")
+    msg = _error(["best-model", "--scores", path], capsys)
+    assert (f"{path}: the model name 'a' appears twice, in row 1 (line 2 of the file, counting "
+            "the header) and row 3 (line 4 of the file, counting the header)") in msg
+
+
+def test_row_convention_without_header_and_with_blank_lines(tmp_path, capsys):
+    path = tmp_path / "s.csv"
+    path.write_text("1,0,1\n0,x,1\n")
+    msg = _error(["best-model", "--scores", path, "--no-header"], capsys)
+    assert f"{path}, column '2', row 2 (line 2 of the file): 'x' is not a number" in msg
+    cal, test = tmp_path / "cal.csv", tmp_path / "test.csv"
+    test.write_text("id,score\n007,0.10\n8,0.2\n")
+    cal.write_text("risk,score\n0,0.1\n\n1,0.5\n")  # a blank line inside is a row: lines hold
+    msg = _error(["score", "--calibration", cal, "--test", test, "--alpha", "0.3"], capsys)
+    assert f"{cal}, column 'risk', row 2 (line 3 of the file, counting the header) is empty" in msg
+    cal.write_text("risk,score\n0,0.1\n1,0.5\n\n\n")  # blank lines at the end are not rows
+    code, out, _ = _run(["score", "--calibration", cal, "--test", test, "--alpha", "0.3"], capsys)
+    assert code == 0
+    assert out.splitlines()[:2] == ["id,score,evalue,deploy", "007,0.10,0.0,False"]  # text kept
+
+
+def test_tables_are_read_in_one_place():
+    for module in (cli, _cli_autoeval, _cli_bandits):
+        source = inspect.getsource(module)
+        assert "read_csv" not in source and "to_numeric" not in source, module.__name__
+
+
+# ------------------------------------------------------------------- warnings: one clean line
+def test_warnings_are_one_line(monkeypatch, capsys):
+    def warn_twice(args):
+        import warnings
+
+        for _ in range(2):  # the same warning is shown once
+            warnings.warn("first line\n   second line", UserWarning)
+
+    monkeypatch.setattr(cli, "_run_score", warn_twice)
+    code, _, err = _run(["score", "--calibration", "a", "--test", "b", "--alpha", "0.1"], capsys)
+    assert code == 0 and err == "warning: first line second line\n"
+
+
+def test_real_warning_in_a_subprocess_has_no_source_context(tmp_path):
+    path = tmp_path / "losses.csv"
+    pd.DataFrame({"m1": np.tile([0.0, 1.0], 25), "m2": np.zeros(50)}).to_csv(path, index=False)
+    result = subprocess.run(
+        [sys.executable, "-m", "sklearn_riskcontrol", "autoeval", "select", "--labeled",
+         str(path), "--alpha", "0.1", "--method", "eval"],
+        capture_output=True, text=True, check=False,
+    )
+    assert result.returncode == 0
+    warned = [ln for ln in result.stderr.splitlines() if ln.startswith("warning: ")]
+    summary = [ln for ln in result.stderr.splitlines() if not ln.startswith("warning: ")]
+    assert any("Nothing is certified" in ln for ln in warned)
+    assert len(summary) == 1 and summary[0].startswith("nothing certified at alpha=0.1")
+    assert ".py:" not in result.stderr and "warn(" not in result.stderr
+
+
+# ------------------------------------------------------------- summaries that tell the truth
+def test_score_summary_states_realization_and_guarantee(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    cal, test = tmp_path / "cal.csv", tmp_path / "test.csv"
+    s = rng.uniform(size=300)
+    pd.DataFrame({"risk": (rng.uniform(size=300) < s) * 1.0, "score": s}).to_csv(cal, index=False)
+    pd.DataFrame({"score": rng.uniform(size=40)}).to_csv(test, index=False)
+    base = ["score", "--calibration", cal, "--test", test, "--alpha", "0.3", "--output",
+            tmp_path / "o.csv"]
+    for target, guarantee in [
+        ("sdr", "E[sum of the deployed rows' risks / max(1, number deployed)] <= 0.3"),
+        ("mdr", "for every test row, E[risk x deploy] <= 0.3"),
+    ]:
+        _, _, err = _run(base + ["--target", target], capsys)
+        deployed = int(pd.read_csv(tmp_path / "o.csv")["deploy"].sum())
+        assert f"deployed on {deployed} of 40 test rows (a realization" in err
+        assert guarantee + ", in expectation over the calibration and test draws" in err
+
+
+def test_certify_and_select_summaries(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    path = tmp_path / "lab.csv"
+    pd.DataFrame({"loss": (rng.random(400) < 0.02) * 1.0}).to_csv(path, index=False)
+    certify = ["autoeval", "certify", "--labeled", path, "--method", "eval", "--ci"]
+    _, _, err = _run(certify + ["--alpha", "0.2"], capsys)
+    assert err.startswith("certified: risk <= 0.2 (p-value ")
+    assert "guarantee: P(certified while the risk is > 0.2) <= 0.1, over the draw" in err
+    assert re.search(r"interval \[0\.\d{4}, 0\.\d{4}\] \(a realization\): with probability "
+                     r">= 0\.9", err)
+    pd.DataFrame({"loss": (rng.random(400) < 0.3) * 1.0}).to_csv(path, index=False)
+    _, _, err = _run(certify + ["--alpha", "0.2"], capsys)
+    assert err.startswith("NOT certified: these rows do not show risk <= 0.2 at level delta = 0.1")
+    assert "this is no evidence that the risk exceeds 0.2" in err
+    wide = tmp_path / "wide.csv"
+    pd.DataFrame({"a": (rng.random(400) < 0.02) * 1.0, "b": np.ones(400)}).to_csv(wide,
+                                                                                  index=False)
+    _, _, err = _run(["autoeval", "select", "--labeled", wide, "--alpha", "0.2", "--method",
+                      "eval"], capsys)
+    assert "selected 'a': 1 of 2 candidates certified with risk <= 0.2" in err
+    assert "guarantee: P(some certified candidate has risk > 0.2) <= 0.1" in err
+
+
+@pytest.fixture(scope="module")
+def five_models(tmp_path_factory):
+    rng = np.random.default_rng(0)
+    means = np.array([0.6, 0.62, 0.65, 0.7, 0.72])
+    S = (rng.random((5, 1297)) < means[:, None]).astype(int)
+    path = tmp_path_factory.mktemp("five") / "five.csv"
+    pd.DataFrame(S, index=[f"m{i}" for i in range(5)]).to_csv(path)
+    return path
+
+
+@pytest.mark.parametrize("options", [
+    ["--budget", "10", "--batch-size", "2"],  # two scored examples per model: vacuous
+    ["--budget", "0.2", "--batch-size", "4"],
+])
+def test_best_model_flags_vacuous_intervals(five_models, tmp_path, capsys, options):
+    out = tmp_path / "est.csv"
+    code, printed, err = _run(["best-model", "--scores", five_models, "--output", out, *options],
+                              capsys)
+    assert code == 0 and "warning" not in err  # the estimator's own warning is replaced
+    got = pd.read_csv(out)
+    vacuous = (got["ci_low"] <= 0) & (got["ci_high"] >= 1)  # the definition, from the bounds
+    np.testing.assert_array_equal(got["ci_vacuous"], vacuous)
+    best = int(np.flatnonzero(got["best"])[0])
+    assert printed.splitlines()[0].endswith(", vacuous)" if vacuous[best] else "])")
+    assert "every model's mean lies in its interval, simultaneously over all 5 models" in printed
+    note = f"note: {int(vacuous.sum())} of 5 intervals are vacuous"
+    assert (note in printed) == bool(vacuous.any())
+    if options[1] == "10":
+        assert vacuous.all()
+        assert ("to tighten them, raise --budget (now 10 evaluations), lower --batch-size "
+                "(now 2) or raise --delta (now 0.05)") in printed
+
+
+def test_ragged_lines_and_excel_bom(tmp_path, capsys):
+    path = tmp_path / "r.csv"
+    path.write_text("score,id\n0.1,1\n0.2,2,3\n")
+    msg = _error(["sps", "--input", path, "--alpha", "0.1"], capsys)
+    assert f"{path} is not a valid CSV table: line 3 has 3 fields but line 1 has 2" in msg
+    path.write_bytes(b"\xef\xbb\xbfscore\n0.1\n0.2\n")  # Excel's UTF-8 byte-order mark
+    assert _run(["sps", "--input", path, "--alpha", "0.1", "--output", tmp_path / "o.csv"],
+                capsys)[0] == 0
+    path.write_bytes(b"score\n\xff\n")
+    assert f"{path} is not UTF-8 text" in _error(["sps", "--input", path, "--alpha", "0.1"],
+                                                 capsys)
+
+
+@pytest.mark.parametrize("share_missing", [0.05, 0.3])
+def test_sps_notes_rounds_that_no_set_can_cover(share_missing, tmp_path, capsys):
+    rng = np.random.default_rng(4)
+    n = 400
+    label = np.where(rng.random(n) < share_missing, "", rng.choice(["a", "b", "c"], size=n))
+    path = tmp_path / "c.csv"
+    pd.DataFrame({"a": rng.random(n), "b": rng.random(n), "c": rng.random(n),
+                  "y": label}).to_csv(path, index=False)
+    _, _, err = _run(["sps", "--input", path, "--alpha", "0.1", "--label-column", "y",
+                      "--output", tmp_path / "o.csv"], capsys)
+    missing = int(np.sum(label == ""))
+    note = f"note: {missing} of {n} rounds have no true candidate"
+    assert (note in err) == (missing > 0.1 * n)
+    assert float(re.search(r"realized coverage (\S+)", err).group(1)) <= 1 - missing / n + 1e-4
