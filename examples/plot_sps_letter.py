@@ -127,6 +127,7 @@ print(
 # the number of rounds whose threshold was above the oracle's. SPS's guarantee is about the
 # thresholds: with probability at least ``1 - 2 / T`` over the i.i.d. stream, ``tau_t <= tau*``
 # at every round, so every published set has coverage *probability* at least 0.9.
+#
 # * **greedy**: SPS without the DKW margin ``eps_t``; it jumps to the first empirical quantile
 #   and, since misses reveal nothing below the threshold, never learns that it went too high.
 # * **ACI** (Gibbs & Candes): moves a quantile level after each miss/hit, but its quantile
