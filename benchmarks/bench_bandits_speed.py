@@ -18,20 +18,44 @@ d. A full UCB-E-LRF run on a near rank-one 150 x 800 matrix to 25% of the cells 
    (i) the same ensemble code refitting with 10 sweeps per batch and (ii) a plain ensemble fitted
    one member at a time (dense masked ALS per member, 10 sweeps per refit), timed for
    ``--plain-lrf-steps`` refits and extrapolated to the run's number of refits.
+e. Time and peak memory of ``PULSE.fit`` given the raw side scores (the side-information fit
+   included), m models x n examples with 1.1 m side models, B = 64, tau = 1000, rank 8,
+   64,000 + 16,000 evaluations at the spec's size (where PULSE reaches about 95% accuracy),
+   against the same run whose alternating side fit is the previous whole-matrix implementation
+   (``tests/_lowrank_reference.py``; everything else shared; results must be identical; the
+   previous code measured 11.2 s and 719 MB at the spec's size). Time: best of ``--repeats``
+   interleaved runs; peak memory: ``tracemalloc`` (NumPy allocations included) during ``fit``,
+   over the bytes of the two input matrices (target: <= 2x and <= 6 s at 1000 x 12,000).
+
+f. Time against the number of examples n of the default settings, new against old: UCBELRF
+   (``refit_every="auto"`` against 1, a refit after every batch), PULSE with side scores
+   (``"auto"`` against the former default 1000) and BestModelSelector's default strategy
+   (``"auto"`` against the former ``refit_every=10``), 100 models (5 candidates for the
+   selector), budget a fixed fraction. Best of ``--repeats`` interleaved runs per size; prints
+   the log-log slope of each and the old / new time ratio at the largest size.
 
     python benchmarks/bench_bandits_speed.py            # paper scale (several minutes)
+    python benchmarks/bench_bandits_speed.py --cases f  # time vs n, old vs new defaults (~3 min)
     python benchmarks/bench_bandits_speed.py --quick    # 300 x 3000, about a minute
     python benchmarks/bench_bandits_speed.py --cases d  # UCB-E-LRF only
+    python benchmarks/bench_bandits_speed.py --cases e  # PULSE time and memory (~2 minutes)
 """
 
 import argparse
+import os
+import sys
 import time
+import tracemalloc
+from pathlib import Path
 
 import numpy as np
 from scipy.optimize import minimize
 
-from sklearn_riskcontrol.bandits import PULSE, UCBE, UCBELRF, make_score_matrix
+from sklearn_riskcontrol.bandits import PULSE, UCBE, UCBELRF, lowrank, make_score_matrix
 from sklearn_riskcontrol.bandits.lowrank import fit_logistic_factors, sigmoid
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from _lowrank_reference import plain_fit_dense_alternating  # noqa: E402
 
 
 def _row_objective(w, X, y, off, ridge):
@@ -184,7 +208,8 @@ def lrf_case(plain_steps):
     times = {}
     for sweeps in (2, 10):
         t0, c0 = time.perf_counter(), time.process_time()
-        UCBELRF(budget=budget, refit_sweeps=sweeps, random_state=0).fit(S)
+        # refit_every=1: Zhou et al.'s refit after every batch (case f times the default "auto")
+        UCBELRF(budget=budget, refit_sweeps=sweeps, refit_every=1, random_state=0).fit(S)
         times[sweeps] = (time.perf_counter() - t0, time.process_time() - c0)
     n_refits = -(-(budget - int(np.ceil(0.05 * m * n))) // 32)  # batches after the warm-up
     t_part = plain_lrf_refits(S, plain_steps)
@@ -198,17 +223,140 @@ def lrf_case(plain_steps):
     return t2
 
 
+def _pulse_fit(data, budget, dense_fit, trace):
+    """One PULSE.fit on the raw side scores; returns (seconds, peak bytes or None, estimator)."""
+    saved = lowrank._fit_dense_alternating
+    lowrank._fit_dense_alternating = dense_fit
+    try:
+        if trace:
+            tracemalloc.start()
+        t0 = time.perf_counter()
+        est = PULSE(budget=budget, batch_size=64, refit_every=1000, rank=8, random_state=0)
+        est.fit(data.scores, side_scores=data.side_scores)
+        seconds = time.perf_counter() - t0
+        peak = tracemalloc.get_traced_memory()[1] if trace else None
+    finally:
+        tracemalloc.stop()
+        lowrank._fit_dense_alternating = saved
+    return seconds, peak, est
+
+
+def pulse_memory_case(sizes, repeats):
+    print("e. PULSE.fit with raw side scores: ours vs the previous whole-matrix side fit")
+    print("   size (side) | inputs | ours: time, peak (x inputs) | previous: time, peak (x inputs) "
+          "| time ratio, memory ratio | identical")
+    ok = True
+    for m, n in sizes:
+        data = make_score_matrix(m, n, n_side_models=int(1.1 * m), gap=0.02, random_state=0)
+        budget = m * 64 + 16 * n // 12  # 64,000 + 16,000 at the spec's size
+        inputs = data.scores.nbytes + data.side_scores.nbytes
+        fits = {"ours": lowrank._fit_dense_alternating, "previous": plain_fit_dense_alternating}
+        best = dict.fromkeys(fits, np.inf)
+        for _ in range(repeats):  # interleaved, best of `repeats`
+            for name, fit in fits.items():
+                best[name] = min(best[name], _pulse_fit(data, budget, fit, False)[0])
+        peak, est = {}, {}
+        for name, fit in fits.items():
+            _, peak[name], est[name] = _pulse_fit(data, budget, fit, True)
+        a, b = est["ours"], est["previous"]
+        same = (np.array_equal(a.means_, b.means_) and a.best_index_ == b.best_index_
+                and all(np.array_equal(a.history_[k], b.history_[k]) for k in a.history_))
+        t, p = best["ours"], peak["ours"] / inputs
+        print(f"   {m} x {n} ({int(1.1 * m)}) | {inputs / 1e6:.0f} MB | {t:.2f} s, "
+              f"{peak['ours'] / 1e6:.0f} MB ({p:.2f}x) | {best['previous']:.2f} s, "
+              f"{peak['previous'] / 1e6:.0f} MB ({peak['previous'] / inputs:.2f}x) | "
+              f"{best['previous'] / t:.2f}x faster, {peak['previous'] / peak['ours']:.2f}x less "
+              f"memory | {same}")
+        ok = ok and same
+        if (m, n) == (1000, 12_000):
+            print(f"   targets at 1000 x 12,000: <= 6 s: {'met' if t <= 6 else 'MISSED'}; "
+                  f"peak <= 2x inputs: {'met' if p <= 2 else 'MISSED'}")
+    print(f"   load average {os.getloadavg()}; results identical: {ok}")
+
+
+def _selector_fit(n, strategy):
+    from sklearn.linear_model import LogisticRegression
+
+    from sklearn_riskcontrol import BestModelSelector
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(n + 2000, 5))
+    y = (X @ np.array([1.0, 0.5, -0.5, 0.25, 0.0]) + rng.normal(scale=0.7, size=len(X))) > 0
+    models = [LogisticRegression(C=C).fit(X[:2000], y[:2000]) for C in (1.0, 0.1, 0.01, 1e-3, 1e-4)]
+    return lambda: BestModelSelector(models, strategy=strategy, random_state=0).fit(X[2000:], y[2000:])
+
+
+def scaling_case(quick, repeats):
+    """Case f: time vs n of the default settings, new ("auto" refits) vs old schedule."""
+    from threadpoolctl import threadpool_limits
+
+    def bandit(make, n, side):
+        data = make_score_matrix(100, n, n_side_models=100 if side else 0, random_state=0)
+        side_scores = data.side_scores if side else None
+        return lambda: make().fit(data.scores, side_scores=side_scores)
+
+    old_sel = PULSE(budget=0.3, batch_size=16, refit_every=10, rank=2, fractional_scores=True,
+                    random_state=0)
+    paths = {  # name: (sizes, setup(n, old) -> run)
+        "UCBELRF fit, 100 models, budget 10%": (
+            (250, 500, 1000) if quick else (500, 1000, 2000, 4000),
+            lambda n, old: bandit(lambda: UCBELRF(budget=0.1, refit_every=1 if old else "auto",
+                                                  random_state=0), n, False)),
+        "PULSE fit, 100 models + 100 side, budget 10%, B = 32": (
+            (2000, 8000) if quick else (4000, 16000, 64000),
+            lambda n, old: bandit(lambda: PULSE(budget=0.1, batch_size=32,
+                                                refit_every=1000 if old else "auto",
+                                                random_state=0), n, True)),
+        "BestModelSelector fit, 5 candidates, default strategy": (
+            (1000, 4000) if quick else (1000, 4000, 16000),
+            lambda n, old: _selector_fit(n, old_sel if old else None)),
+    }
+    print("f. time vs number of examples n, default settings: new (refit_every='auto') vs old "
+          "refit schedule; best of interleaved runs")
+    with threadpool_limits(1):  # slopes of the algorithms, not of thread contention
+        for name, (sizes, setup) in paths.items():
+            best = {"new": [], "old": []}
+            for n in sizes:
+                runs = {"new": setup(n, False), "old": setup(n, True)}
+                t = dict.fromkeys(runs, np.inf)
+                for _ in range(repeats):
+                    for key, run in runs.items():
+                        t0 = time.perf_counter()
+                        run()
+                        t[key] = min(t[key], time.perf_counter() - t0)
+                for key in runs:
+                    best[key].append(t[key])
+                print(f"   {name}: n = {n}: new {t['new']:.2f} s, old {t['old']:.2f} s "
+                      f"({t['old'] / t['new']:.1f}x)", flush=True)
+            x = np.log(sizes)
+            slope = {k: np.polyfit(x, np.log(v), 1)[0] for k, v in best.items()}
+            last = {k: np.log(v[-1] / v[-2]) / (x[-1] - x[-2]) for k, v in best.items()}
+            print(f"   -> slope new {slope['new']:.2f} (last step {last['new']:.2f}), old "
+                  f"{slope['old']:.2f} (last step {last['old']:.2f}); old / new at n = "
+                  f"{sizes[-1]}: {best['old'][-1] / best['new'][-1]:.1f}x")
+    print(f"   load average {os.getloadavg()}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="300 x 3000 matrices")
     ap.add_argument("--rank", type=int, default=8)
     ap.add_argument("--plain-steps", type=int, default=1200)
     ap.add_argument("--plain-lrf-steps", type=int, default=20)
-    ap.add_argument("--cases", default="abcd", help="which cases to run, e.g. 'd'")
+    ap.add_argument("--cases", default="abcdef", help="which cases to run, e.g. 'd'")
+    ap.add_argument("--sizes", default="300x3000,1000x12000", help="case e: m x n sizes")
+    ap.add_argument("--repeats", type=int, default=3,
+                    help="cases e, f: timed runs per method (f uses at most 2)")
     args = ap.parse_args()
-    if args.cases == "d":
-        t_lrf = lrf_case(args.plain_lrf_steps)
-        print(f"target: UCB-E-LRF run <= 10 s: {'met' if t_lrf <= 10 else 'MISSED'}")
+    if "f" in args.cases:
+        scaling_case(args.quick, min(args.repeats, 2))
+    if "e" in args.cases:
+        sizes = [tuple(int(v) for v in s.split("x")) for s in args.sizes.split(",")]
+        pulse_memory_case(sizes[:1] if args.quick else sizes, args.repeats)
+    if not set(args.cases) & set("abc"):
+        if "d" in args.cases:
+            t_lrf = lrf_case(args.plain_lrf_steps)
+            print(f"target: UCB-E-LRF run <= 10 s: {'met' if t_lrf <= 10 else 'MISSED'}")
         return
     if args.quick:
         m, n, n_side, after = 300, 3000, 330, 100_000

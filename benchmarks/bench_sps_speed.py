@@ -6,21 +6,32 @@ Runs, in one process:
    anytime schedule), and the streaming ``SPSLearner.update`` loop on 10^6 rounds;
 2. SPS and the plain implementation of Algorithm 1 that re-sorts ``max(tau_t, s_j)`` every round
    (NumPy sort, O(t log t) per round) on the same 10^5-round stream, checks that both give the
-   same thresholds, and prints the speed-up.
+   same thresholds, and prints the speed-up;
+3. ``SemiBanditPredictionSet`` streaming (``predict_set``, the user's feedback, ``partial_fit``
+   per batch of 1000 and of 100 rows) against its replay path (``fit`` on the same rows), around a
+   fitted ``LogisticRegression`` and with ``estimator="precomputed"`` (no model at all). Each path
+   is also shown *excluding the model*: minus the time spent inside the model's ``predict_proba``
+   during that very run (one call per batch when streaming, one in all when replaying; about
+   0.3 ms of scikit-learn input validation per call). Thresholds must be identical. Best of ``--repeat`` interleaved runs; ``os.getloadavg()`` is printed.
 
 Usage::
 
     python benchmarks/bench_sps_speed.py                 # 10^6 rounds, baseline at 10^5
     python benchmarks/bench_sps_speed.py --naive-rounds 20000   # quicker baseline
+    python benchmarks/bench_sps_speed.py --only-estimator       # part 3 only
 """
 
 import argparse
 import math
+import os
 import time
 
 import numpy as np
+from sklearn.datasets import make_classification
+from sklearn.frozen import FrozenEstimator
+from sklearn.linear_model import LogisticRegression
 
-from sklearn_riskcontrol.online import SPSLearner, simulate_thresholds
+from sklearn_riskcontrol.online import SemiBanditPredictionSet, SPSLearner, simulate_thresholds
 
 
 def naive_sps(scores, alpha, horizon):
@@ -55,13 +66,78 @@ def stream_updates(scores, alpha, horizon):
     return np.array(published)
 
 
+def stream_estimator(estimator, X, y, batch):
+    """Deployment loop: publish sets, the user answers with the label or -1, then feed back."""
+    sps = SemiBanditPredictionSet(estimator, alpha=0.1)
+    rows = np.arange(batch)
+    for i in range(0, len(y), batch):
+        xb, yb = X[i : i + batch], y[i : i + batch]
+        sets = sps.predict_set(xb)
+        sps.partial_fit(xb, np.where(sets[rows[: len(yb)], yb], yb, -1))
+    return sps
+
+
+class ModelClock:
+    """Wraps ``model.predict_proba`` to add up the time spent inside it (the model's own cost)."""
+
+    def __init__(self, model):
+        self.seconds, self._predict_proba = 0.0, model.predict_proba
+        model.predict_proba = self
+
+    def __call__(self, X):
+        start = time.perf_counter()
+        out = self._predict_proba(X)
+        self.seconds += time.perf_counter() - start
+        return out
+
+
+def estimator_streaming(rounds, repeat, seed):
+    """Part 3: streaming vs replay, with and without the model's own cost."""
+    X, y = make_classification(n_samples=rounds + 2000, n_classes=3, n_informative=4,
+                               random_state=seed)
+    model = FrozenEstimator(LogisticRegression().fit(X[:2000], y[:2000]))
+    X, y = X[2000:], y[2000:]
+    P = model.predict_proba(X)
+    clock = ModelClock(model)
+    paths = {"replay": lambda est, data: SemiBanditPredictionSet(est, alpha=0.1).fit(data, y),
+             1000: lambda est, data: stream_estimator(est, data, y, 1000),
+             100: lambda est, data: stream_estimator(est, data, y, 100)}
+    total, excl = {}, {}
+    for _ in range(repeat):  # interleaved, best of `repeat`
+        for name, est, data in [("model", model, X), ("precomputed", "precomputed", P)]:
+            thresholds = set()
+            for key, path in paths.items():
+                clock.seconds = 0.0
+                sps, secs = timed(path, est, data)
+                thresholds.add((sps.threshold_, sps.n_rounds_))
+                total[name, key] = min(total.get((name, key), math.inf), secs)
+                excl[name, key] = min(excl.get((name, key), math.inf), secs - clock.seconds)
+            assert len(thresholds) == 1, "streaming and replay disagree"
+    print(f"SemiBanditPredictionSet, {rounds:,} rounds, 3 classes, alpha 0.1 (anytime SPS), "
+          f"best of {repeat}; identical thresholds; load {os.getloadavg()}")
+    print(f"  {'path':<38}{'us/round':>9}{'excl. model':>13}{'x replay':>10}{'excl.':>8}")
+    for name in ("model", "precomputed"):
+        for key, label in [("replay", "replay (fit)"), (1000, "stream, batch 1000"),
+                           (100, "stream, batch 100")]:
+            t, e = total[name, key], excl[name, key]
+            print(f"  {name + ': ' + label:<38}{1e6 * t / rounds:9.2f}{1e6 * e / rounds:13.2f}"
+                  f"{t / total[name, 'replay']:10.2f}{e / excl[name, 'replay']:8.2f}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=1_000_000)
     parser.add_argument("--naive-rounds", type=int, default=100_000)
     parser.add_argument("--alpha", type=float, default=0.1)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--stream-rounds", type=int, default=100_000,
+                        help="rounds of the SemiBanditPredictionSet streaming comparison")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--only-estimator", action="store_true")
     args = parser.parse_args()
+    if args.only_estimator:
+        estimator_streaming(args.stream_rounds, args.repeat, args.seed)
+        return
     rng = np.random.default_rng(args.seed)
 
     T = args.rounds
@@ -86,6 +162,7 @@ def main():
     print(f"  SPS (heap, O(log t) per round)      {t_fast:8.3f} s")
     print(f"  re-sort every round (O(t log t))    {t_naive:8.3f} s")
     print(f"  speed-up                            {t_naive / t_fast:8.1f} x")
+    estimator_streaming(args.stream_rounds, args.repeat, args.seed)
 
 
 if __name__ == "__main__":

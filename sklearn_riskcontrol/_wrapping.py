@@ -1,10 +1,18 @@
 """Helpers for meta-estimators that wrap already fitted models (shared by every estimator)."""
 
 import types
+from contextlib import nullcontext
 
 import numpy as np
 import scipy.sparse as sp
-from joblib import effective_n_jobs, wrap_non_picklable_objects
+from joblib import effective_n_jobs, parallel_config, wrap_non_picklable_objects
+from joblib._parallel_backends import (
+    LokyBackend,
+    MultiprocessingBackend,
+    SequentialBackend,
+    ThreadingBackend,
+)
+from joblib.parallel import get_active_backend
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils import _safe_indexing, get_tags
@@ -64,6 +72,13 @@ def portable(func):
     return func
 
 
+# Below this many rows per chunk, a chunk's work (well under a millisecond for most models)
+# does not pay for a thread task.
+MIN_CHUNK_ROWS = 2048
+# Backends that run here or on this machine's processes; any other (Dask, Ray) is a cluster.
+_LOCAL_BACKENDS = (SequentialBackend, ThreadingBackend, LokyBackend, MultiprocessingBackend)
+
+
 def _apply(func, X):
     return func(X)
 
@@ -72,23 +87,31 @@ def chunked_call(func, X, n_jobs=None):
     """``func(X)`` evaluated on row chunks of ``X`` in parallel with joblib, concatenated.
 
     Used for per-sample predictions and per-test-point e-value work, which are independent across
-    rows; any joblib backend (loky, threading, dask, ray) can run it.
+    rows. Chunks of fewer than ``MIN_CHUNK_ROWS`` rows are not worth a task: small inputs run
+    in one call.
     """
     n = n_rows(X)
-    # n_jobs=None follows joblib: 1 unless a parallel_config(n_jobs=...) context says otherwise.
-    n_chunks = min(effective_n_jobs(n_jobs), n)
-    if n_chunks < 2:
-        return func(X)
-    X = indexable_rows(X)
-    bounds = np.linspace(0, n, n_chunks + 1).astype(int)
-    task = portable(func)  # an argument of a module-level function, so it pickles as wrapped
-    # Threads by default: the chunks are NumPy / scikit-learn work that releases the GIL, and
-    # processes would copy every chunk (benchmarks/bench_scaling.py: 1.5x with threads vs 0.7x
-    # with loky on 2 cores). A parallel_config(backend=...) context still chooses the backend.
-    parts = Parallel(n_jobs=n_jobs, prefer="threads")(
-        delayed(_apply)(task, _safe_indexing(X, np.arange(a, b)))
-        for a, b in zip(bounds[:-1], bounds[1:])
-    )
+    backend = get_active_backend()[0]
+    # The rows live in this process: a cluster backend (Dask, Ray) would first ship them to its
+    # workers, which costs about as much as predicting them (benchmarks/bench_dask.py), so the
+    # chunks run in threads here. An explicit loky/multiprocessing context still gets them
+    # (e.g. for a model whose predict is pure Python); inside a parallel task it is sequential.
+    cluster = not isinstance(backend, _LOCAL_BACKENDS)
+    with parallel_config(backend="threading") if cluster else nullcontext():
+        # n_jobs=None follows joblib: 1 unless a parallel_config(n_jobs=...) context says so.
+        n_chunks = min(effective_n_jobs(n_jobs), n // MIN_CHUNK_ROWS)
+        if n_chunks < 2:
+            return func(X)
+        X = indexable_rows(X)
+        bounds = np.linspace(0, n, n_chunks + 1).astype(int)
+        task = portable(func)  # an argument of a module-level function: pickles as wrapped
+        # Threads by default: the chunks are NumPy / scikit-learn work that releases the GIL,
+        # and processes would copy every chunk (benchmarks/bench_scaling.py: 1.5x with threads
+        # vs 0.7x with loky on 2 cores). Slices are views: no copy of the rows.
+        parts = Parallel(n_jobs=n_jobs, prefer="threads")(
+            delayed(_apply)(task, _safe_indexing(X, slice(a, b)))
+            for a, b in zip(bounds[:-1], bounds[1:])
+        )
     return np.concatenate([np.asarray(p) for p in parts])
 
 

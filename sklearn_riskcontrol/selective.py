@@ -197,21 +197,22 @@ class _DeploymentBase(MetaEstimatorMixin, BaseEstimator):
                     "fitted models (e.g. sklearn.frozen.FrozenEstimator(model)) or more data."
                 )
             self._fit_missing(_safe_indexing(X, idx_train), y[idx_train], X_target)
-        else:
-            idx_cal = np.arange(n)
+            X_cal, y_cal = _safe_indexing(X, idx_cal), y[idx_cal]
+        else:  # every row calibrates, in order: no copy of X
+            idx_cal = slice(None)
             self._fit_missing(None, None, X_target)
-        X_cal, y_cal = _safe_indexing(X, idx_cal), y[idx_cal]
+            X_cal, y_cal = X, y
 
         self.cal_risks_ = self.risk_(y_cal, self._predict(X_cal))
         self._warn_degenerate_risks()
         self.cal_scores_ = self._scores(X_cal)
         if shift_weights is not None:
-            self.cal_weights_ = shift_weights[idx_cal]
+            self.cal_weights_ = np.array(shift_weights[idx_cal])  # never a view of the user's array
         elif self.weight_estimator_ is not None:
             self.cal_weights_ = self._estimated_weights(X_cal)
         else:
             self.cal_weights_ = None
-        self.n_calibration_ = len(idx_cal)
+        self.n_calibration_ = n_rows(X_cal)
         copy_feature_info(self, self.estimator_, X)
         if self.verbose:
             print(

@@ -21,8 +21,8 @@ import numbers
 import numpy as np
 from sklearn.base import clone
 from sklearn.utils import Bunch
-from sklearn.utils.parallel import Parallel, delayed  # propagate sklearn's config
 
+from ._parallel import check_batch_size, run_units
 from ._progress import Progress
 from ._validation import check_random_state, check_score_matrix, show
 from ._wrapping import portable
@@ -51,7 +51,7 @@ def _seed_sequence(random_state):
     )
 
 
-def _one_repetition(func, seed, args):
+def _one_repetition(seed, func, *args):
     return func(np.random.default_rng(seed), *args)
 
 
@@ -60,7 +60,8 @@ def _int_seed(rng):
     return int(rng.integers(np.iinfo(np.int32).max))
 
 
-def monte_carlo(func, n_repetitions, *, args=(), random_state=None, n_jobs=None, verbose=0):
+def monte_carlo(func, n_repetitions, *, args=(), random_state=None, n_jobs=None, verbose=0,
+                batch_size="auto"):
     """Run ``func(rng, *args)`` for independent generators, in parallel, reproducibly.
 
     Repetition ``i`` receives ``numpy.random.default_rng(children[i])`` where ``children =
@@ -86,6 +87,13 @@ def monte_carlo(func, n_repetitions, *, args=(), random_state=None, n_jobs=None,
     verbose : int, default=0
         ``>= 1`` reports progress (a tqdm bar when available in an interactive session, else a
         line at every 10% of the repetitions).
+    batch_size : "auto" or int, default="auto"
+        Repetitions per parallel task. ``"auto"`` runs the first repetitions in this process
+        for about 50 ms to measure their cost, then sends the rest as at most 4 tasks per
+        worker of at least 0.1 s each, or finishes here when the remaining work is below
+        0.2 s (parallelism would not pay; see the *Scale-out* page). An int always dispatches
+        tasks of that many repetitions. Nested joblib calls inside a task (e.g. an
+        estimator's ``n_jobs``) run sequentially. Results never depend on it.
 
     Returns
     -------
@@ -115,26 +123,13 @@ def monte_carlo(func, n_repetitions, *, args=(), random_state=None, n_jobs=None,
         raise ValueError(f"`n_repetitions` must be a positive integer; got {show(n_repetitions)}.")
     if not callable(func):
         raise TypeError(f"`func` must be callable as func(rng, *args); got {func!r}.")
+    batch_size = check_batch_size(batch_size)
     children = _seed_sequence(random_state).spawn(int(n_repetitions))
-    task = portable(func)
-    args = tuple(args)
-    tasks = [delayed(_one_repetition)(task, seed, args) for seed in children]
-    results = []
+    # The function and args are passed once per task (Dask scatters large args once).
     with Progress(n_repetitions, verbose=verbose, desc="monte_carlo", unit="repetitions") as bar:
-        for res in _ordered_results(tasks, n_jobs, stream=bool(verbose)):
-            results.append(res)
-            bar.update(len(results))
-    return results
-
-
-def _ordered_results(tasks, n_jobs, stream):
-    """Results of ``tasks`` in order; streamed as they complete if ``stream`` and possible."""
-    if stream:
-        try:
-            return Parallel(n_jobs=n_jobs, return_as="generator")(tasks)
-        except (TypeError, ValueError):  # joblib < 1.3, or a backend that cannot stream
-            pass
-    return Parallel(n_jobs=n_jobs)(tasks)
+        return run_units(_one_repetition, [(seed,) for seed in children],
+                         (portable(func), *tuple(args)), n_jobs=n_jobs, batch_size=batch_size,
+                         each=lambda i, _: bar.update(i + 1))
 
 
 # --------------------------------------------------------------------------------------------
@@ -177,7 +172,7 @@ class _ValidityRepetition:
 
 
 def validity_study(estimator, sample, *, n_repetitions=100, random_state=None, n_jobs=None,
-                   verbose=0):
+                   verbose=0, batch_size="auto"):
     """Realized deployment risks of a per-sample deployment estimator over fresh data sets.
 
     Each repetition draws ``(X_cal, y_cal, X_test, y_test) = sample(rng)``, fits a copy of
@@ -198,8 +193,9 @@ def validity_study(estimator, sample, *, n_repetitions=100, random_state=None, n
         ``sample(rng) -> (X_cal, y_cal, X_test, y_test)``, or a 6-tuple that adds the
         covariate-shift ratios ``(shift_weights_cal, shift_weights_test)``.
     n_repetitions : int, default=100
-    random_state, n_jobs, verbose
-        As in :func:`monte_carlo`.
+    random_state, n_jobs, verbose, batch_size
+        As in :func:`monte_carlo`. The estimator's own ``n_jobs`` applies only when the
+        repetitions run sequentially (``n_jobs=1``).
 
     Returns
     -------
@@ -243,7 +239,8 @@ def validity_study(estimator, sample, *, n_repetitions=100, random_state=None, n
     if not callable(sample):
         raise TypeError("`sample` must be callable: sample(rng) -> (X_cal, y_cal, X_test, y_test).")
     out = monte_carlo(_ValidityRepetition(estimator, sample), n_repetitions,
-                      random_state=random_state, n_jobs=n_jobs, verbose=verbose)
+                      random_state=random_state, n_jobs=n_jobs, verbose=verbose,
+                      batch_size=batch_size)
     mdr, sdr, rate = (np.array(col, dtype=float) for col in zip(*out))
     return Bunch(mdr=mdr, sdr=sdr, deployment_rate=rate)
 
@@ -264,7 +261,7 @@ def _bandit_repetition(rng, strategies, scores, side_scores):
 
 def bandit_accuracy_study(strategies, scores, *, side_scores=None, n_repetitions=20,
                           budgets=None, best_index=None, random_state=None, n_jobs=None,
-                          verbose=0):
+                          verbose=0, batch_size="auto"):
     """Accuracy-vs-budget curves of best-model identification strategies.
 
     Every repetition fits a clone of each strategy with ``random_state`` set to the
@@ -289,7 +286,7 @@ def bandit_accuracy_study(strategies, scores, *, side_scores=None, n_repetitions
     best_index : int, default=None
         Index of the truly best model. ``None``: the row of ``scores`` with the largest mean
         (lowest index on ties); required when ``scores`` is an oracle.
-    random_state, n_jobs, verbose
+    random_state, n_jobs, verbose, batch_size
         As in :func:`monte_carlo`; the repetitions run in parallel.
 
     Returns
@@ -328,7 +325,8 @@ def bandit_accuracy_study(strategies, scores, *, side_scores=None, n_repetitions
         means = np.nanmean(check_score_matrix(scores, "scores", allow_nan=True, lower=None), axis=1)
         best_index = int(np.argmax(means))
     runs = monte_carlo(_bandit_repetition, n_repetitions, args=(strategies, scores, side_scores),
-                       random_state=random_state, n_jobs=n_jobs, verbose=verbose)
+                       random_state=random_state, n_jobs=n_jobs, verbose=verbose,
+                       batch_size=batch_size)
     histories = {name: [run[name] for run in runs] for name in strategies}
     if budgets is None:
         top = max(int(h["n_evaluations"][-1]) for hs in histories.values() for h in hs

@@ -2,11 +2,14 @@
 
 import itertools
 import pickle
+import warnings
 
 import numpy as np
 import pytest
+from _lowrank_reference import plain_fit_dense_alternating
 from sklearn.base import clone
 
+from sklearn_riskcontrol import RiskControlWarning
 from sklearn_riskcontrol.bandits import (
     PULSE,
     UCBE,
@@ -15,6 +18,7 @@ from sklearn_riskcontrol.bandits import (
     freedman_radius,
     make_score_matrix,
 )
+import sklearn_riskcontrol.bandits.lowrank as lowrank
 from sklearn_riskcontrol.bandits.lowrank import fit_logistic_factors
 
 
@@ -348,3 +352,67 @@ def test_dataframe_and_completer_as_side_information():
     assert a.factorization_.example_factors.shape == (120, 2)
     with pytest.raises(ValueError, match="examples"):
         PULSE(**params).fit(data.scores[:, :100], side_scores=comp)
+
+
+def test_results_do_not_depend_on_the_blocked_side_fit(monkeypatch):
+    # issue 13 made the side-information fit blocked and buffer-reusing: a PULSE run must stay
+    # identical, bit for bit, to a run whose side fit is the plain whole-matrix implementation
+    data = make_score_matrix(40, 601, n_side_models=60, gap=0.02, random_state=3)
+    runs = []
+    for fit in (lowrank._fit_dense_alternating, plain_fit_dense_alternating):
+        monkeypatch.setattr(lowrank, "_fit_dense_alternating", fit)
+        monkeypatch.setattr(lowrank, "_BLOCK_CELLS", 1000)
+        est = PULSE(budget=0.2, batch_size=16, refit_every=10, rank=4, random_state=0)
+        runs.append(est.fit(data.scores, side_scores=data.side_scores))
+    ours, plain = runs
+    assert ours.n_refits_ > 2 and ours.factorization_.n_iter == plain.factorization_.n_iter
+    assert np.array_equal(ours.means_, plain.means_)
+    assert ours.best_index_ == plain.best_index_
+    for key in ("n_evaluations", "best_index", "arm"):
+        assert np.array_equal(ours.history_[key], plain.history_[key])
+    assert np.array_equal(ours.lambdas_, plain.lambdas_, equal_nan=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RiskControlWarning)  # some intervals are vacuous here
+        assert np.array_equal(ours.confidence_intervals(0.1), plain.confidence_intervals(0.1))
+    assert np.array_equal(ours.factorization_.example_factors, plain.factorization_.example_factors)
+
+
+def _run_digest(est):
+    """Fingerprint of a run: every step's pulled model and current best, and the estimates."""
+    import hashlib
+
+    h = est.history_
+    data = b"".join(np.asarray(h[k], np.int64).tobytes() for k in ("arm", "best_index", "n_evaluations"))
+    return hashlib.sha256(data + np.round(est.means_, 10).tobytes()).hexdigest()[:16]
+
+
+@pytest.mark.parametrize(
+    "cls, refit_every, n_refits, digest",
+    [
+        (PULSE, 1000, 1, "186c134371fea072"),  # 1000 was the default before "auto"
+        (PULSE, 30, 14, "9f216337406663bb"),
+        (NaivePooling, 1000, 1, "2938aceb3ecf91a4"),
+        (NaivePooling, 30, 14, "f44fe7174fdff20e"),
+    ],
+)
+def test_explicit_refit_every_gives_the_former_runs(cls, refit_every, n_refits, digest):
+    # digests of the runs made by the code before refit_every="auto" existed
+    data = make_score_matrix(30, 400, n_side_models=30, random_state=2)
+    est = cls(budget=0.3, batch_size=8, rank=2, refit_every=refit_every, random_state=0)
+    est.fit(data.scores, side_scores=data.side_scores)
+    assert (est.n_steps_, est.n_refits_) == (420, n_refits)
+    assert _run_digest(est) == digest
+
+
+@pytest.mark.parametrize("side", [True, False])
+def test_auto_refit_count_does_not_grow_with_the_matrix(side):
+    # tau = ceil(steps after the warm-up / 20): about 20 refits (+ the one ending the warm-up)
+    # whatever the number of examples, so the refit cost grows linearly with it
+    for n in (300, 1200):
+        data = make_score_matrix(8, n, n_side_models=8 if side else 0, random_state=0)
+        est = PULSE(budget=0.3, batch_size=8, rank=2, random_state=0)
+        est.fit(data.scores, side_scores=data.side_scores if side else None)
+        planned = -(-(est.n_evaluations_ - 8 * 8) // 8)  # steps if no model gets full
+        tau = -(-planned // 20)
+        assert est.n_refits_ == 1 + (est.n_steps_ - 1) // tau  # a refit is due before a step
+        assert 10 <= est.n_refits_ <= 21  # ceil rounding: between 20 / 2 and 20, plus one

@@ -112,3 +112,26 @@ def test_dataframe_pool_and_side_information():
     # with unfitted candidates the pool is a random split: side information cannot line up
     with pytest.raises(ValueError, match="side_scores.*not fitted"):
         BestModelSelector([LogisticRegression()]).fit(X, y, side_scores=side)
+
+
+def test_former_default_strategy_is_reproducible_and_auto_refits_are_few():
+    import hashlib
+
+    X, y = make_classification(1600, random_state=0)
+    models = [LogisticRegression(C=C).fit(X[:600], y[:600]) for C in (1.0, 0.1, 0.01, 0.001)]
+    # the former default strategy, spelled out: the same run as before (digest of that run)
+    former = PULSE(budget=0.3, batch_size=16, refit_every=10, rank=2, fractional_scores=True,
+                   random_state=0)
+    sel = BestModelSelector(models, strategy=former, random_state=0).fit(X[600:], y[600:])
+    st = sel.strategy_
+    h = st.history_
+    data = b"".join(np.asarray(h[k], np.int64).tobytes() for k in ("arm", "best_index", "n_evaluations"))
+    digest = hashlib.sha256(data + np.round(st.means_, 10).tobytes()).hexdigest()[:16]
+    assert (st.n_steps_, st.n_refits_, digest) == (71, 8, "0aa46a4fde483827")
+    # the default refits every ceil(steps / 20) steps: a number of refits independent of the pool
+    for n_pool in (1000, 4000):
+        X, y = make_classification(n_pool + 600, random_state=1)
+        models = [LogisticRegression(C=C).fit(X[:600], y[:600]) for C in (1.0, 0.01)]
+        sel = BestModelSelector(models, random_state=0).fit(X[600:], y[600:])
+        assert sel.strategy_.refit_every == "auto"
+        assert 10 <= sel.strategy_.n_refits_ <= 21

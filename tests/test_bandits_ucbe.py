@@ -176,3 +176,56 @@ def test_ucbelrf_vs_ucbe_on_150_x_800_near_low_rank():
         acc["lrf"].append(UCBELRF(budget=0.15, random_state=s).fit(S).best_index_ == best)
         acc["ucbe"].append(UCBE(budget=0.15, batch_size=32, random_state=s).fit(S).best_index_ == best)
     assert np.mean(acc["lrf"]) >= 2 / 3
+
+
+def _run_digest(est):
+    """Fingerprint of a run: every step's pulled model and current best, and the estimates."""
+    import hashlib
+
+    h = est.history_
+    data = b"".join(np.asarray(h[k], np.int64).tobytes() for k in ("arm", "best_index", "n_evaluations"))
+    return hashlib.sha256(data + np.round(est.means_, 10).tobytes()).hexdigest()[:16]
+
+
+def test_ucbelrf_refit_every_one_is_the_former_default():
+    # digest of the run made by the code before `refit_every` existed (a refit after every batch)
+    S = make_score_matrix(30, 400, random_state=1).scores
+    est = UCBELRF(budget=0.3, n_members=8, refit_every=1, random_state=0).fit(S)
+    assert est.n_steps_ == 95
+    assert _run_digest(est) == "180cf99d97449cb5"
+
+
+def test_ucbelrf_auto_refits_a_fixed_number_of_times(monkeypatch):
+    from sklearn_riskcontrol.bandits.lowrank import ALSEnsemble
+
+    fits = []
+    real_fit = ALSEnsemble.fit
+    monkeypatch.setattr(ALSEnsemble, "fit", lambda self, n: fits.append(n) or real_fit(self, n))
+    rec = Recorder(make_score_matrix(20, 1500, random_state=2).scores)
+    est = UCBELRF(budget=0.15, batch_size=16, n_members=4, random_state=0)
+    est.fit(CallableOracle(rec, 20, 1500))
+    st = est._state
+    steps = est.n_steps_
+    warmup = int(np.ceil(0.05 * 20 * 1500))
+    assert steps == -(-(est.n_evaluations_ - warmup) // 16) == 188
+    tau = -(-steps // 64)  # 3 steps between refits
+    assert fits == [est.n_sweeps] + [est.refit_sweeps] * (-(-steps // tau))  # + the last step
+    # between refits the index is kept up to date: it equals its definition on the final E, R
+    m, n = rec.S.shape
+    U = ~st.obs
+    obs_sum = np.where(st.obs, rec.S, 0).sum(1)
+    np.testing.assert_allclose(st.index, (obs_sum + (U * (st.E + 5.0 * st.R)).sum(1)) / n,
+                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(est.means_, np.clip((obs_sum + (U * st.E).sum(1)) / n, 0, 1),
+                               rtol=0, atol=1e-12)
+    # no cell is scored twice although E, R stay fixed for several steps
+    cells = np.concatenate([i * n + np.atleast_1d(J) for i, J in rec.log])
+    assert np.unique(cells).size == cells.size == est.n_evaluations_
+
+
+def test_ucbelrf_refit_every_validation():
+    S = make_score_matrix(10, 100, random_state=0).scores
+    with pytest.raises(ValueError, match="refit_every"):
+        UCBELRF(refit_every="often").fit(S)
+    with pytest.raises(ValueError, match="refit_every"):
+        UCBELRF(refit_every=0).fit(S)

@@ -315,3 +315,64 @@ def test_empty_and_one_dimensional_shapes():
     assert res.log_wealth.shape == (0,) and res.bets.shape == (0,)
     res = betting_eprocess([0.0, 1.0], 0.5, betting="wsr", delta=0.1)
     assert res.log_wealth.shape == (2,)
+
+
+# ------------------------------------------------------- adaptive vs exact arcsine UP
+EXACT_UP = UniversalPortfolio(integration="exact")
+
+
+@pytest.mark.parametrize("kind", ["binary", "continuous"])
+@pytest.mark.parametrize("alpha, monotone", [(0.1, False), (0.13, False), (0.03, False),
+                                             (0.3, True)])
+def test_adaptive_up_equals_exact_up(kind, alpha, monotone):
+    """The default (adaptive window) bets equal the exact Gauss-Chebyshev ones (n/2 + 2 nodes)
+    to rounding, for posteriors inside (0, 1) and at both ends, with new rules on the way."""
+    rng = np.random.default_rng(11)
+    q, lo, hi = _rows(rng, 1500, kind)
+    kw = dict(lower=lo, upper=hi, monotone=monotone)
+    new = betting_eprocess(q, alpha, betting="up", **kw)
+    old = betting_eprocess(q, alpha, betting=EXACT_UP, **kw)
+    np.testing.assert_allclose(new.bets, old.bets, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(new.log_wealth, old.log_wealth, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("kind", ["binary", "continuous"])
+def test_adaptive_up_with_many_new_windows_is_still_exact(monkeypatch, kind):
+    """Force new rules often (few first nodes, strict tolerance): the bets stay exact."""
+    rng = np.random.default_rng(12)
+    q, lo, hi = _rows(rng, 600, kind)
+    monkeypatch.setattr(B, "_UP_FIRST_NODES", 5)
+    monkeypatch.setattr(B, "_UP_MIN_NODES", 5)
+    monkeypatch.setattr(B, "_UP_TOL", 1e-9)
+    new = betting_eprocess(q, 0.12, lower=lo, upper=hi, betting="up")
+    old = betting_eprocess(q, 0.12, lower=lo, upper=hi, betting=EXACT_UP)
+    np.testing.assert_allclose(new.bets, old.bets, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(new.log_wealth, old.log_wealth, rtol=0, atol=1e-10)
+    rows = [B._AdaptiveUPRow(np.minimum((q[s] - 0.12) / (hi[s] - 0.12), 1.0)) for s in range(3)]
+    for row in rows:
+        row.fractions(0, 600)
+    assert min(row.n_anchors for row in rows) >= 2  # the windows really moved
+
+
+@pytest.mark.slow
+def test_adaptive_up_equals_exact_up_long_run():
+    rng = np.random.default_rng(13)
+    q, lo, hi = _rows(rng, 20_000, "binary")
+    new = betting_eprocess(q, 0.1, lower=lo, upper=hi, betting="up")
+    old = betting_eprocess(q, 0.1, lower=lo, upper=hi, betting=EXACT_UP)
+    np.testing.assert_allclose(new.bets, old.bets, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(new.log_wealth, old.log_wealth, rtol=0, atol=1e-9)
+
+
+def test_adaptive_up_long_run_is_finite_and_fast():
+    """10**5 rounds of the default UP (exact: ~5 * 10**9 node updates) in about a second."""
+    rng = np.random.default_rng(14)
+    q = np.stack([rng.binomial(1, 0.05, 100_000), rng.beta(1, 9, 100_000)])
+    res = betting_eprocess(q, 0.15, betting="up")
+    assert np.all(np.isfinite(res.log_wealth)) and res.log_wealth[:, -1].min() > 1e3
+    assert np.all((res.bets >= 0) & (res.bets < 1 / 0.85))
+
+
+def test_integration_parameter_error():
+    with pytest.raises(ValueError, match="`integration` must be 'adaptive'"):
+        UniversalPortfolio(integration="fast")

@@ -645,3 +645,89 @@ def test_non_numeric_input(fn):
         _run(fn, cal_scores=["a", "b", "c"])
     with pytest.raises(TypeError, match=r"`test_scores` must be a 1-d array of numbers"):
         _run(fn, test_scores="0.1")
+
+
+# -- the merged-sort-free SDR path equals the previous implementation ----------------------------
+
+
+def _previous_sdr_evalues(L, S, T, gamma, w=None, v=None):
+    """``sdr_evalues`` before issue 13: one argsort of all n + m scores (kept as the reference)."""
+    from sklearn_riskcontrol.evalues.conformal import _last_true, _validate
+    from sklearn_riskcontrol.evalues.testing import TIE_RTOL, at_most
+
+    L, S, T, w, v = _validate(L, S, T, w, v)
+    n, m = len(S), len(T)
+    if m == 0:
+        return np.zeros(0)
+    W = w.sum()
+    vals = np.concatenate([S, T])
+    order = np.argsort(vals)
+    sv = vals[order]
+    contrib = np.zeros(n + m)
+    contrib[:n] = w * L
+    last = np.r_[sv[1:] != sv[:-1], True]
+    u, a, N = sv[last], np.cumsum(contrib[order])[last], np.cumsum(order >= n)[last].astype(float)
+    if np.all(v == v[0]):
+        v0 = v[0]
+        budget = gamma * (W + v0) * N / m
+        k1 = _last_true(at_most(a + v0, budget))
+        if k1 < 0:
+            return np.zeros(m)
+        k0 = max(k1, _last_true(at_most(a, budget)))
+        value = (W + v0) / min(v0 + a[k0], budget[k0])
+        return np.where(T <= u[k1], value, 0.0)
+    b = gamma * N / m
+    base = gamma * W * N / m
+    slack = TIE_RTOL * (base + a)
+    r1 = (base - a + slack) / (1.0 - b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r0 = np.where(N > 0, (a - base - slack) / b, np.where(a > 0, np.inf, -np.inf))
+    suf_max_r1 = np.maximum.accumulate(r1[::-1])[::-1]
+    suf_min_r0 = np.minimum.accumulate(r0[::-1])[::-1]
+    k1 = np.searchsorted(-suf_max_r1, -v, side="right") - 1
+    k0 = np.maximum(np.searchsorted(suf_min_r0, v, side="right") - 1, k1)
+    k1c, k0c = np.maximum(k1, 0), np.maximum(k0, 0)
+    denom = np.minimum(v + a[k0c], gamma * (W + v) * N[k0c] / m)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = (W + v) / denom
+    return np.where((k1 >= 0) & (T <= u[k1c]), value, 0.0)
+
+
+@pytest.mark.parametrize("weights", ["none", "equal", "varying"])
+def test_sdr_evalues_equal_the_previous_implementation_bit_for_bit(weights):
+    """Random instances with ties within and between calibration and test scores.
+
+    Both implementations sum the risks of tied calibration scores in an arbitrary (unstable
+    sort) order, so the risks are multiples of 1/8 (sums exact in any order), or the
+    calibration scores are distinct and the risks continuous.
+    """
+    rng = np.random.default_rng({"none": 0, "equal": 1, "varying": 2}[weights])
+    nonzero = 0
+    for it in range(1500):
+        n, m, k = (int(x) for x in rng.integers(1, [60, 60, 15]))
+        if it % 2:
+            S, L = rng.integers(0, k, n) / 4.0, rng.integers(0, 9, n) / 8.0
+        else:
+            S, L = rng.permutation(4 * (k + n))[:n] / 4.0, rng.uniform(size=n)
+            L[rng.uniform(size=n) < 0.5] = 0.0
+        T = rng.integers(0, 4 * k, m) / 4.0 if it % 3 else rng.integers(0, k, m) / 4.0
+        gamma = float(rng.choice([0.05, 0.1, 0.2, 0.3, 0.5, 0.9]))
+        w = v = None
+        if weights != "none":
+            w = rng.integers(1, 9, n) / 4.0 if it % 2 else rng.uniform(0.2, 3.0, n)
+            v = np.full(m, 1.25) if weights == "equal" else rng.integers(1, 9, m) / 4.0
+        new, old = sdr_evalues(L, S, T, gamma, w, v), _previous_sdr_evalues(L, S, T, gamma, w, v)
+        assert np.array_equal(new, old), (it, new, old)
+        nonzero += bool(old.any())
+    assert nonzero > 300  # the comparison covers non-trivial e-values
+
+
+def test_sdr_evalues_equal_the_previous_implementation_on_a_large_continuous_instance():
+    rng = np.random.default_rng(5)
+    n, m = 20_000, 30_000
+    x = rng.uniform(-1, 1, n + m)
+    S, T = (x + 0.3 * rng.normal(size=n + m))[:n], np.round(x[n:] + 0.3 * rng.normal(size=m), 2)
+    L = np.clip(0.25 * (x[:n] + 1) ** 2 + 0.1 * rng.normal(size=n), 0, 1)
+    for gamma in (0.05, 0.2, 0.5):
+        e = sdr_evalues(L, S, T, gamma)
+        assert e.any() and np.array_equal(e, _previous_sdr_evalues(L, S, T, gamma))

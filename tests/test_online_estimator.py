@@ -5,7 +5,7 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.datasets import make_classification
 from sklearn.exceptions import NotFittedError
 from sklearn.frozen import FrozenEstimator
@@ -218,6 +218,78 @@ def test_batch_feedback_on_published_sets_is_exact_for_sps(data):
         est.partial_fit(Xs[chunk], _serve_and_reply(est, Xs[chunk], ys[chunk], clf.classes_))
     assert est.threshold_ == full.threshold_ and est.n_rounds_ == 4000
     assert np.isfinite(est.threshold_)
+
+
+class _CountingModel(ClassifierMixin, BaseEstimator):
+    """A fitted classifier that counts its predict_proba calls."""
+
+    def __init__(self, clf):
+        self.clf, self.classes_, self.n_features_in_ = clf, clf.classes_, clf.n_features_in_
+        self.calls_ = 0
+
+    def fit(self, X, y):
+        return self
+
+    def predict(self, X):
+        return self.clf.predict(X)
+
+    def predict_proba(self, X):
+        self.calls_ += 1
+        return self.clf.predict_proba(X)
+
+
+@pytest.mark.parametrize("strategy", ["sps", "greedy"])
+@pytest.mark.parametrize("precomputed", [False, True])
+def test_streaming_in_batches_equals_replay(data, strategy, precomputed):
+    """predict_set + partial_fit per batch (anytime schedule) = fit on the whole stream."""
+    X, y, clf = data
+    Xs, ys = X[1000:6000], y[1000:6000]
+    if precomputed:
+        Xs, est, classes = clf.predict_proba(Xs), "precomputed", np.arange(4)
+    else:
+        est, classes = FrozenEstimator(clf), clf.classes_
+    full = SemiBanditPredictionSet(est, strategy=strategy).fit(Xs, ys)
+    stream, misses = SemiBanditPredictionSet(est, strategy=strategy), 0
+    for chunk in np.array_split(np.arange(5000), 37):
+        reply = _serve_and_reply(stream, Xs[chunk], ys[chunk], classes)
+        misses += int(np.sum(reply == -1))
+        stream.partial_fit(Xs[chunk], reply)
+    # Clipping makes the records, hence the thresholds, independent of when a set was served
+    # (the misses are not: a batch is served one older, lower threshold).
+    assert stream.threshold_ == full.threshold_ and np.isfinite(full.threshold_)
+    assert stream.n_rounds_ == 5000 and stream.n_misses_ == misses
+
+
+def test_partial_fit_reuses_the_scores_of_predict_set_only_for_the_same_data(data):
+    X, y, clf = data
+    model, twin_model = _CountingModel(clf), _CountingModel(clf)
+    est = SemiBanditPredictionSet(model, strategy="greedy").fit(X[1000:1500], y[1000:1500])
+    twin = SemiBanditPredictionSet(twin_model, strategy="greedy").fit(X[1000:1500], y[1000:1500])
+    # the same rows (even another array with the same bytes): one prediction per batch
+    batch, yb = X[1500:1800].copy(), y[1500:1800]
+    model.calls_ = 0
+    est.partial_fit(batch.copy(), _serve_and_reply(est, batch, yb, clf.classes_))
+    twin.partial_fit(batch, _serve_and_reply(twin, batch, yb, clf.classes_))
+    assert model.calls_ == 1 and est.threshold_ == twin.threshold_
+    # rows changed in place after predict_set: partial_fit predicts again, on the new rows
+    buffer, other, yo = X[1800:2100].copy(), X[2100:2400], y[2100:2400]
+    est.predict_set(buffer)
+    buffer[:] = other
+    reply = _serve_and_reply(twin, other, yo, clf.classes_)
+    model.calls_ = 0
+    est.partial_fit(buffer, reply)
+    twin.partial_fit(other, reply)
+    assert model.calls_ == 1
+    assert est.threshold_ == twin.threshold_ and est.n_misses_ == twin.n_misses_
+    # a signed zero is another input: bitwise comparison, not ==
+    est.predict_set(np.zeros((2, X.shape[1])))
+    model.calls_ = 0
+    est.partial_fit(-np.zeros((2, X.shape[1])), [-1, -1])
+    assert model.calls_ == 1
+    # the cache is not part of the model
+    est.predict_set(other)
+    assert "_last_scores" in vars(est)
+    assert "_last_scores" not in vars(pickle.loads(pickle.dumps(est)))
 
 
 def test_sets_are_full_before_any_feedback(data):

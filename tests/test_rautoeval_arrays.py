@@ -440,3 +440,28 @@ def test_selection_without_unlabeled_warns_once():
 def test_module_all_is_public():
     for name in A.__all__:
         assert getattr(A, name).__doc__
+
+
+@pytest.mark.parametrize("risk", [0.06, 0.11])  # certified early / p-value near 1
+def test_default_up_pvalues_equal_exact_up(risk):
+    """Issue 13: the adaptive universal portfolio gives the exact implementation's p-values
+    to 1e-9 relative (R-AutoEval+, S = 10)."""
+    rng = np.random.default_rng(21)
+    h, g, u = toy(rng, 2000, risk)
+    new = rautoeval_test(h, g, u, alpha=0.1, delta=0.1)
+    old = rautoeval_test(h, g, u, alpha=0.1, delta=0.1,
+                         betting=UniversalPortfolio(integration="exact"))
+    assert new.pvalue == pytest.approx(old.pvalue, rel=1e-9, abs=0)
+    np.testing.assert_allclose(new.log_eprocess, old.log_eprocess, rtol=0, atol=1e-9)
+    assert new.stopping_index == old.stopping_index
+
+
+def test_early_stopping_stops_at_first_crossing_and_reports_it():
+    rng = np.random.default_rng(22)
+    h, g, u = toy(rng, 2000, 0.03)
+    full = rautoeval_test(h, g, u, alpha=0.1, delta=0.1)
+    early = rautoeval_test(h, g, u, alpha=0.1, delta=0.1, early_stopping=True)
+    assert early.certified and early.stopping_index == full.stopping_index
+    assert early.log_eprocess.size == early.stopping_index + 1 < h.size
+    np.testing.assert_array_equal(early.bets, full.bets[:, : early.stopping_index + 1])
+    assert early.pvalue == pytest.approx(np.exp(-early.log_eprocess[-1])) and early.pvalue <= 0.1

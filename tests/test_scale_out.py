@@ -1,6 +1,8 @@
-"""Every n_jobs code path gives the sequential result under any joblib backend (issue #6)."""
+"""Every n_jobs code path gives the sequential result under any joblib backend (issue #6), and
+parallel work is only dispatched in tasks large enough to pay (issue #13)."""
 
 import os
+import time
 import warnings
 
 import joblib
@@ -18,11 +20,21 @@ from sklearn_riskcontrol import (
     SCoREMDR,
     SCoRESDR,
 )
+from sklearn_riskcontrol import _parallel, _wrapping
 from sklearn_riskcontrol._wrapping import chunked_call
 from sklearn_riskcontrol.evalues import rautoeval_select
 from sklearn_riskcontrol.studies import monte_carlo, validity_study
 
 BACKENDS = ["loky", "threading", "multiprocessing"]
+
+
+@pytest.fixture
+def force_parallel(monkeypatch):
+    """Dispatch every parallel path even on tiny test inputs (the granularity rule would
+    otherwise run them in this process)."""
+    monkeypatch.setattr(_parallel, "PILOT_SECONDS", 0.0)
+    monkeypatch.setattr(_parallel, "MIN_TASK_SECONDS", 1e-12)
+    monkeypatch.setattr(_wrapping, "MIN_CHUNK_ROWS", 1)
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +124,7 @@ def sequential(selection_problem, deployment_problem):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_every_backend_matches_sequential(backend, sequential, selection_problem,
-                                          deployment_problem):
+                                          deployment_problem, force_parallel):
     filters = _filters()
     with joblib.parallel_config(backend=backend):
         out = _all_paths(selection_problem, deployment_problem, n_jobs=2)
@@ -140,25 +152,72 @@ def test_n_jobs_none_follows_parallel_config():
         calls.append(len(chunk))
         return chunk[:, 0] * 2
 
-    X = np.arange(20.0).reshape(10, 2)
+    X = np.arange(10_000.0).reshape(5000, 2)
     np.testing.assert_array_equal(chunked_call(func, X, None), X[:, 0] * 2)
-    assert calls == [10]
+    assert calls == [5000]
     calls.clear()
     with joblib.parallel_config(backend="threading", n_jobs=2):
         np.testing.assert_array_equal(chunked_call(func, X, None), X[:, 0] * 2)
-    assert sorted(calls) == [5, 5]
+        assert sorted(calls) == [2500, 2500]
+        calls.clear()
+        # chunks of fewer than MIN_CHUNK_ROWS rows are not worth a task
+        small = X[: 2 * _wrapping.MIN_CHUNK_ROWS - 1]
+        np.testing.assert_array_equal(chunked_call(func, small, None), small[:, 0] * 2)
+        assert calls == [len(small)]
 
 
 def test_row_chunks_use_threads_unless_a_backend_is_chosen():
     # Row chunks run in threads by default (no copy of X per worker); a parallel_config backend
-    # still wins, so the same call can go to processes or a cluster.
+    # on this machine still wins, so the same call can go to processes.
     def pid(chunk):
         return np.full(len(chunk), os.getpid())
 
-    X = np.zeros((8, 1))
+    X = np.zeros((5000, 1))
     assert set(chunked_call(pid, X, 2)) == {os.getpid()}
     with joblib.parallel_config(backend="loky"):
         assert os.getpid() not in set(chunked_call(pid, X, 2))
+
+
+def _pid_after(rng, seconds):
+    time.sleep(seconds)
+    return os.getpid()
+
+
+def test_granularity_tiny_work_stays_here_large_work_is_dispatched(monkeypatch):
+    with joblib.parallel_config(backend="loky"):
+        # 20 repetitions of microseconds: dispatching cannot pay, all run in this process
+        assert set(monte_carlo(_pid_after, 20, args=(0.0,), n_jobs=2)) == {os.getpid()}
+        # an explicit batch_size always dispatches
+        assert os.getpid() not in monte_carlo(_pid_after, 4, args=(0.0,), n_jobs=2,
+                                              batch_size=1)
+    # 30 x 40 ms = 1.2 s: the first repetitions measure the cost here (about PILOT_SECONDS),
+    # the rest goes out as at most TASKS_PER_WORKER tasks per worker of >= MIN_TASK_SECONDS.
+    sizes = []
+    run_batch = _parallel._run_batch
+
+    def recording(func, units, *shared):
+        sizes.append(len(units))
+        return run_batch(func, units, *shared)
+
+    monkeypatch.setattr(_parallel, "_run_batch", recording)
+    with joblib.parallel_config(backend="threading"):
+        out = monte_carlo(_pid_after, 30, args=(0.04,), n_jobs=2, random_state=0)
+    assert out == [os.getpid()] * 30 and sum(sizes) == 30
+    pilot = [s for s in sizes if s == 1]
+    tasks = sizes[len(pilot):]
+    assert 1 <= len(pilot) <= 2
+    assert 2 <= len(tasks) <= 2 * _parallel.TASKS_PER_WORKER
+    assert min(tasks) * 0.04 >= _parallel.MIN_TASK_SECONDS - 0.04  # equal tasks, +-1 unit
+
+
+def test_nested_joblib_calls_run_sequentially_inside_tasks():
+    def inner(rng):
+        return joblib.effective_n_jobs(-1)
+
+    with joblib.parallel_config(backend="loky"):
+        assert monte_carlo(inner, 4, n_jobs=2, batch_size=1) == [1] * 4  # in the workers
+        assert monte_carlo(inner, 4, n_jobs=2) == [1] * 4  # sequential fallback here
+    assert monte_carlo(inner, 2, n_jobs=1) == [os.cpu_count()] * 2  # n_jobs=1: untouched
 
 
 def test_selector_random_state_instance_does_not_depend_on_n_jobs(selection_problem):
@@ -178,7 +237,7 @@ def _on_dask_worker():
     return True
 
 
-def test_dask_cluster_matches_sequential(selection_problem):
+def test_dask_cluster_matches_sequential(selection_problem, force_parallel):
     pytest.importorskip("distributed")
     from distributed import Client, LocalCluster
 
@@ -193,8 +252,16 @@ def test_dask_cluster_matches_sequential(selection_problem):
             mc = monte_carlo(lambda rng: rng.normal(size=3), 12, random_state=0, n_jobs=-1)
             val = validity_study(SCoREMDR(_MODEL, alpha=0.1), _sample, n_repetitions=8,
                                  random_state=0, n_jobs=-1)
-            on_worker = monte_carlo(lambda rng: _on_dask_worker(), 4, n_jobs=-1)
+            on_worker = monte_carlo(lambda rng: _on_dask_worker(), 4, n_jobs=-1, batch_size=1)
+            # Inside a Dask task the active backend used to be Dask again (2 jobs), sending
+            # every repetition's row chunks back to the cluster; now nested calls are sequential.
+            nested = monte_carlo(lambda rng: joblib.effective_n_jobs(-1), 4, n_jobs=-1)
+            # Row chunks stay in threads of this process (shipping rows would cost more).
+            chunks_on_worker = chunked_call(
+                lambda c: np.full(len(c), _on_dask_worker()), np.zeros((8, 1)), -1)
     assert all(on_worker)  # the work really ran on the cluster
+    assert nested == [1] * 4
+    assert not chunks_on_worker.any() and len(chunks_on_worker) == 8
     np.testing.assert_array_equal(sel.pvalues_, reference.pvalues_)
     assert sel.selected_index_ == reference.selected_index_
     for a, b in zip(mc, mc_ref):
@@ -203,7 +270,7 @@ def test_dask_cluster_matches_sequential(selection_problem):
     np.testing.assert_array_equal(val.deployment_rate, val_ref.deployment_rate)
 
 
-def test_ray_matches_sequential(selection_problem):
+def test_ray_matches_sequential(selection_problem, force_parallel):
     # doc/scale_out.rst's Ray recipe, on a local Ray instance (skipped when ray is absent).
     ray = pytest.importorskip("ray")
     from ray.util.joblib import register_ray
@@ -222,7 +289,7 @@ def test_ray_matches_sequential(selection_problem):
             sel = _select(selection_problem, "bonferroni", -1)
             val = validity_study(SCoREMDR(_MODEL, alpha=0.1), _sample, n_repetitions=8,
                                  random_state=0, n_jobs=-1)
-            pids = monte_carlo(lambda rng: os.getpid(), 4, n_jobs=-1)
+            pids = monte_carlo(lambda rng: os.getpid(), 4, n_jobs=-1, batch_size=1)
     finally:
         ray.shutdown()
     assert os.getpid() not in pids  # the work really ran in Ray workers

@@ -410,3 +410,20 @@ def test_pipeline_decide_needs_a_deciding_last_step(digits):
     pipe = make_pipeline(StandardScaler(), LogisticRegression(max_iter=3000)).fit(X_cal, y_cal)
     with pytest.raises(TypeError, match="last step .* is a LogisticRegression, which has no `decide`"):
         pipeline_decide(pipe, X_test)
+
+
+def test_fit_without_a_split_calibrates_on_every_row_and_keeps_its_own_weights(digits):
+    """No split: all rows, in order, calibrate; the stored weights are not the caller's array."""
+    model, X_cal, y_cal, X_test, _ = digits
+    w_cal = np.linspace(0.5, 2.0, len(y_cal))
+    w_test = np.linspace(0.5, 2.0, len(X_test))
+    est = SCoRESDR(FrozenEstimator(model), alpha=0.1).fit(X_cal, y_cal, shift_weights=w_cal)
+    L = (model.predict(X_cal) != y_cal).astype(float)
+    S, T = _proba_scores(model, X_cal), _proba_scores(model, X_test)
+    assert est.n_calibration_ == len(y_cal)
+    np.testing.assert_array_equal(est.cal_risks_, L)
+    np.testing.assert_array_equal(est.cal_scores_, S)
+    expected = sdr_evalues(L, S, T, 0.1, w_cal, w_test)
+    w_cal[:] = 1.0  # the caller reuses its buffer
+    np.testing.assert_array_equal(est.cal_weights_, np.linspace(0.5, 2.0, len(y_cal)))
+    np.testing.assert_array_equal(est.evalues(X_test, shift_weights=w_test), expected)

@@ -40,11 +40,18 @@ def test_monte_carlo_is_the_spawned_seed_definition():
 
 
 @pytest.mark.parametrize("n_jobs", [1, 2, 3])
-def test_monte_carlo_same_results_for_any_n_jobs(n_jobs):
+@pytest.mark.parametrize("batch_size", ["auto", 1, 4, 7, 30])
+def test_monte_carlo_same_results_for_any_n_jobs_and_batch_size(n_jobs, batch_size):
     ref = monte_carlo(lambda rng: float(rng.normal()), 25, random_state=1)
     with joblib.parallel_config(backend="threading"):
         assert monte_carlo(lambda rng: float(rng.normal()), 25, random_state=1,
-                           n_jobs=n_jobs) == ref
+                           n_jobs=n_jobs, batch_size=batch_size) == ref
+
+
+def test_monte_carlo_batch_size_errors():
+    for bad in (0, -2, 2.5, True, "big"):
+        with pytest.raises(ValueError, match="`batch_size` must be 'auto' or a positive"):
+            monte_carlo(lambda rng: 0, 2, batch_size=bad)
 
 
 def test_monte_carlo_repetitions_are_independent_and_seeded():
@@ -88,7 +95,7 @@ def test_monte_carlo_errors():
 @pytest.mark.parametrize("backend", ["threading", "multiprocessing"])
 def test_monte_carlo_verbose_reports_progress(capsys, backend):
     with joblib.parallel_config(backend=backend):
-        out = monte_carlo(lambda rng: 1, 10, random_state=0, n_jobs=2, verbose=1)
+        out = monte_carlo(lambda rng: 1, 10, random_state=0, n_jobs=2, verbose=1, batch_size=3)
     assert out == [1] * 10
     printed = capsys.readouterr().out
     assert "[monte_carlo] repetitions 10/10 (100%)" in printed
@@ -190,7 +197,7 @@ def test_bandit_study_same_for_any_n_jobs_and_default_budgets(matrix):
     a = bandit_accuracy_study(strategies, matrix.scores, n_repetitions=4, random_state=0)
     with joblib.parallel_config(backend="threading"):
         b = bandit_accuracy_study(strategies, matrix.scores, n_repetitions=4, random_state=0,
-                                  n_jobs=2)
+                                  n_jobs=2, batch_size=1)
     np.testing.assert_array_equal(a.budgets, b.budgets)
     np.testing.assert_array_equal(a.accuracy["ucbe"], b.accuracy["ucbe"])
     assert a.budgets[-1] == 600 and len(a.budgets) <= 50  # 10% of 15 x 400 cells

@@ -31,6 +31,16 @@ def _argmax(values, priority):
     return int(cands[np.argmin(priority[cands])])
 
 
+def _auto_period(evaluations, batch_size, n_refits):
+    """Steps between refits so that ``evaluations`` spent in batches refit about ``n_refits`` times.
+
+    The number of refits of a run then does not grow with the matrix (a refit costs in proportion
+    to it), so a run's cost is linear in its size instead of quadratic.
+    """
+    steps = -(-max(int(evaluations), 0) // int(batch_size))
+    return max(1, -(-steps // n_refits))
+
+
 class _RunState:
     """Everything needed to continue a run: statistics, RNG, pending queries, history."""
 
@@ -60,7 +70,8 @@ class _RunState:
         perm = self.perm[i]
         if perm is None:
             pool = np.arange(self.n) if self.avail is None else np.flatnonzero(self.avail[i])
-            dtype = np.int32 if self.n < 2**31 else np.int64
+            # the smallest index type: m permutations of n examples are the run's largest state
+            dtype = np.min_scalar_type(self.n - 1)
             perm = self.perm[i] = self.rng.permutation(pool).astype(dtype)
         p = int(self.ptr[i])
         self.ptr[i] = p + b

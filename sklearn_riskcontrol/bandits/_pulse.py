@@ -22,10 +22,10 @@ running sum that biases public research code cannot occur).
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import _COMMON_ATTRS_DOC, _COMMON_PARAMS_DOC, _argmax, _BaseStrategy
+from ._base import _COMMON_ATTRS_DOC, _COMMON_PARAMS_DOC, _argmax, _auto_period, _BaseStrategy
 from .._validation import as_float_array, check_binary, check_level, warn
 from .oracles import MatrixOracle
 from .lowrank import (
@@ -34,6 +34,7 @@ from .lowrank import (
     _design,
     _newton_rows_sparse,
     _outer_flat,
+    _sigmoid_inplace,
     fit_logistic_factors,
     sigmoid,
 )
@@ -100,7 +101,7 @@ class _LowRankBandit(_BaseStrategy):
         **_BaseStrategy._parameter_constraints,
         "exploration": [Interval(Real, 0, None, closed="left")],
         "n_warmup": [Interval(Integral, 1, None, closed="left")],
-        "refit_every": [Interval(Integral, 1, None, closed="left")],
+        "refit_every": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "rank": [Interval(Integral, 0, None, closed="left")],
         "ridge": [Interval(Real, 0, None, closed="neither")],
         "biases": ["boolean"],
@@ -108,6 +109,7 @@ class _LowRankBandit(_BaseStrategy):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
     }
     _needs_binary = True
+    _AUTO_REFITS = 20  # refits per run with refit_every="auto"
 
     def __init__(
         self,
@@ -116,7 +118,7 @@ class _LowRankBandit(_BaseStrategy):
         batch_size=64,
         exploration=1.0,
         n_warmup=1,
-        refit_every=1000,
+        refit_every="auto",
         rank=8,
         ridge=1.0,
         biases=True,
@@ -153,6 +155,7 @@ class _LowRankBandit(_BaseStrategy):
             )
         if isinstance(self.oracle_, MatrixOracle) and not self.fractional_scores:
             check_binary(self.oracle_.scores, "scores", hint=_BINARY_HINT)
+        st.n_warmup_evals = need
         st.frozen = side is not None
         if side is None:
             st.fact = None
@@ -247,10 +250,10 @@ class _LowRankBandit(_BaseStrategy):
         chunk = max(1, 2_000_000 // max(st.n, 1))
         for s in range(0, rows.size, chunk):
             R = rows[s : s + chunk]
-            eta = st.W[R] @ st.X.T
+            P = st.W[R] @ st.X.T
             if st.off is not None:
-                eta += st.off
-            P = sigmoid(eta)
+                P += st.off
+            _sigmoid_inplace(P)
             if st.avail is not None:
                 P *= st.avail[R]
             st.tot[R] = P.sum(1)
@@ -290,8 +293,14 @@ class _LowRankBandit(_BaseStrategy):
         st.index[rows] = np.where(full | (st.counts[rows] == 0), -np.inf, est + bonus)
         st.key[rows] = np.where(st.counts[rows] > 0, est, -np.inf)
 
+    def _refit_period(self, st):
+        """Steps between refits: ``refit_every``, or for "auto" the run's steps / _AUTO_REFITS."""
+        if self.refit_every != "auto":
+            return self.refit_every
+        return _auto_period(st.budget - st.n_warmup_evals, self.batch_size, self._AUTO_REFITS)
+
     def _choose(self, st):
-        if st.since_refit >= self.refit_every:
+        if st.since_refit >= self._refit_period(st):
             self._refit(st)
         i = _argmax(st.index, st.priority)
         if st.index[i] == -np.inf:
@@ -331,9 +340,16 @@ _LOWRANK_PARAMS_DOC = """\
     n_warmup : int, default=1
         Warm-up batches per model (``T0``): every model first scores ``n_warmup * batch_size``
         uniformly drawn examples.
-    refit_every : int, default=1000
+    refit_every : int or "auto", default="auto"
         Refit the low-rank model every ``refit_every`` steps (``tau``), for the models that
-        received new scores since the last refit.
+        received new scores since the last refit (without side information: both sides, on all
+        observed cells). ``"auto"``: ``tau = ceil(steps / 20)``, i.e. at most 20 refits (at
+        least 10 for runs of 20 steps or more) spread evenly over the steps after the warm-up.
+        A refit costs in proportion to the matrix and a fixed fraction of it takes a number of
+        steps proportional to it, so a fixed ``tau`` makes the run's cost grow quadratically
+        with the number of examples, a fixed number of refits linearly. ``1000``, the paper's
+        value and the former default, gives the former runs exactly; at equal budget "auto"
+        identifies the best model as often (see the user guide's note on cost).
     rank : int, default=8
         Rank of the logistic factorization fitted on ``side_scores`` (or, without side
         information, on the observed cells). Ignored when ``side_scores`` is already a

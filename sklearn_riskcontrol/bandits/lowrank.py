@@ -24,7 +24,9 @@ the ensemble mean is the completed matrix and the ensemble standard deviation it
 
 The observed cells are handled densely (matrix products) when at least 20% of the matrix is
 observed and as CSR sparse matrices otherwise, so one Newton step costs
-``O(n_observed * r^2)`` either way.
+``O(n_observed * r^2)`` either way. The dense joint fit (e.g. on complete side information)
+holds four float32 copies of the matrix (scores, linear predictor, cell losses, one work
+buffer: twice the memory of a float64 input) and does its elementwise work in cache-sized blocks.
 """
 
 import numpy as np
@@ -50,6 +52,7 @@ __all__ = [
 
 _DENSE_THRESHOLD = 0.2
 _CHUNK_CELLS = 4_000_000  # cells per dense chunk (bounds the temporaries to ~32 MB each)
+_BLOCK_CELLS = 1 << 18  # cells per block of elementwise float32 work (1 MB: stays in cache)
 
 
 # ---------------------------------------------------------------------------------- helpers
@@ -85,6 +88,15 @@ def sigmoid(x):
     if x.dtype.kind not in "biuf":
         raise TypeError(f"`x` must hold real numbers; got dtype {x.dtype}.")
     return 0.5 + 0.5 * np.tanh(0.5 * x)
+
+
+def _sigmoid_inplace(x):
+    """:func:`sigmoid` of a float array, computed in place (same operations, no temporaries)."""
+    x *= 0.5
+    np.tanh(x, out=x)
+    x *= 0.5
+    x += 0.5
+    return x
 
 
 def _cell_loss(eta, y, loss):
@@ -236,14 +248,20 @@ def _newton_rows_dense(Y, M, X, offset, W, ridge, loss, n_iter, tol, XX=None):
     return W
 
 
-def _dense_cell_loss(E, Y, M, loss):
-    """Per-cell loss of a dense float32 predictor, with few temporaries."""
+def _blocks(n_rows, n_cols):
+    """Slices of consecutive rows holding about ``_BLOCK_CELLS`` cells each."""
+    step = max(1, _BLOCK_CELLS // max(n_cols, 1))
+    return [slice(s, min(n_rows, s + step)) for s in range(0, n_rows, step)]
+
+
+def _dense_cell_loss(E, Y, M, loss, out=None):
+    """Per-cell loss of a dense float32 predictor, written to ``out`` (new array if None)."""
     if loss == "squared":
-        cl = E - Y
+        cl = np.subtract(E, Y, out=out)
         np.multiply(cl, cl, out=cl)
         cl *= 0.5
     else:
-        cl = np.abs(E)
+        cl = np.abs(E, out=out)
         np.negative(cl, out=cl)
         np.exp(cl, out=cl)
         np.log1p(cl, out=cl)
@@ -256,54 +274,87 @@ def _dense_cell_loss(E, Y, M, loss):
     return cl
 
 
-def _dense_half_step(E, CL, Y, M, X, W, ridge, loss):
-    """One Newton step for every row of the (possibly transposed) dense problem.
+def _dense_weights(E, Y, M, loss, g, w):
+    """Gradient weights ``g`` and (logistic loss) Hessian weights ``w`` of the cells, in place."""
+    if loss == "squared":
+        np.subtract(E, Y, out=g)
+    else:
+        np.multiply(E, 0.5, out=g)
+        np.tanh(g, out=g)
+        g *= 0.5
+        g += 0.5
+        np.subtract(1.0, g, out=w)
+        w *= g
+        g -= Y
+    if M is not None:
+        g *= M
+        if w is not None:
+            w *= M
 
-    ``E`` is the current linear predictor (float32) and ``CL`` its per-cell loss; both are
+
+def _dense_half_step(E, CL, Y, M, X, W, ridge, loss, work, transposed):
+    """One Newton step for every row (or, if ``transposed``, every column) of the dense problem.
+
+    ``E`` is the current (m, n) linear predictor (float32) and ``CL`` its per-cell loss; both are
     updated in place. ``Y`` holds the scores, ``M`` the observation mask as 0/1 floats (or None),
-    ``X`` the other side's design (C, d) and ``W`` the coefficients being solved (R, d). Rows whose
-    full step does not decrease their objective are backtracked (only those rows are recomputed).
+    ``X`` the other side's design and ``W`` the coefficients being solved, one row per solved
+    row/column. No full-size temporary is allocated: ``work`` (a float32 buffer of ``m * n``
+    cells) holds the gradient weights, then the trial predictor, and ``CL``, once its row sums
+    are taken, holds the Hessian weights until the new cell losses overwrite them.
+    Elementwise work runs in cache-sized blocks of rows; the matrix products and reductions run
+    on the whole matrix, in the memory layout of a plain implementation on ``E`` (or ``E.T``),
+    so that the result does not depend on the block size. Rows whose full step does not
+    decrease their objective are backtracked (only those rows are recomputed).
     Returns the new ``W``.
     """
+    m, n = E.shape
     R, d = W.shape
     X32 = X.astype(np.float32)
     XX32 = _outer_flat(X).astype(np.float32)
-    if loss == "logistic":
-        p = np.tanh(0.5 * E)
-        p *= 0.5
-        p += 0.5
-        w = 1.0 - p
-        w *= p
-        p -= Y
-        g = p
+    view = (lambda A: A.T) if transposed else (lambda A: A)
+    logistic = loss == "logistic"
+    if logistic:
+        old = view(CL).sum(axis=1, dtype=np.float64) + 0.5 * ridge * (W * W).sum(1)
+    G = work.reshape(m, n)
+    for blk in _blocks(m, n):
+        _dense_weights(E[blk], Y[blk], None if M is None else M[blk], loss, G[blk],
+                       CL[blk] if logistic else None)
+    grad = (view(G) @ X32).astype(np.float64) + ridge * W
+    if logistic:
+        H = (view(CL) @ XX32).astype(np.float64)
     else:
-        g = E - Y
-        w = None
-    if M is not None:
-        g *= M
-        w = M if w is None else (w * M)
-    grad = (g @ X32).astype(np.float64) + ridge * W
-    if w is None:
-        H = np.broadcast_to(XX32.sum(0), (R, d * d)).astype(np.float64)
-    else:
-        H = (w @ XX32).astype(np.float64)
-    del g, w
-    H = H.reshape(R, d, d) + ridge * np.eye(d)
+        H = XX32.sum(0) if M is None else view(M) @ XX32
+        H = np.broadcast_to(H, (R, d * d)).astype(np.float64)
+    H = H.reshape(R, d, d)
+    H += ridge * np.eye(d)
     delta = _solve_batched(H, grad)
     W_new = W - delta
-    if loss == "squared":
-        E -= delta.astype(np.float32) @ X32.T
-        CL[...] = _dense_cell_loss(E, Y, M, loss)
+    E, CL, Y, M = view(E), view(CL), view(Y), None if M is None else view(M)
+    T = np.matmul(delta.astype(np.float32), X32.T, out=work.reshape(E.shape))
+    if not logistic:  # quadratic: the Newton step is exact
+        E -= T
+        for blk in _blocks(*E.shape):
+            _dense_cell_loss(E[blk], Y[blk], None if M is None else M[blk], loss, CL[blk])
         return W_new
-    old = CL.sum(axis=1, dtype=np.float64) + 0.5 * ridge * (W * W).sum(1)
-    Et = E - delta.astype(np.float32) @ X32.T
-    CLt = _dense_cell_loss(Et, Y, M, loss)
-    new = CLt.sum(axis=1, dtype=np.float64) + 0.5 * ridge * (W_new * W_new).sum(1)
-    ok = new <= old + 1e-7 * np.abs(old)
-    E[ok] = Et[ok]
-    CL[ok] = CLt[ok]
-    del Et, CLt
-    bad = np.flatnonzero(~ok)
+    np.subtract(E, T, out=T)  # the trial predictor
+    bad = []
+    for blk in _blocks(*E.shape):
+        Mb = None if M is None else M[blk]
+        dst = CL[blk]
+        # losses are computed on contiguous arrays only (as in a plain implementation)
+        CLt = _dense_cell_loss(T[blk], Y[blk], Mb, loss, dst if dst.flags.c_contiguous else None)
+        Wb = W_new[blk]
+        new = CLt.sum(axis=1, dtype=np.float64) + 0.5 * ridge * (Wb * Wb).sum(1)
+        ok = new <= old[blk] + 1e-7 * np.abs(old[blk])
+        np.copyto(E[blk], T[blk], where=ok[:, None])
+        if CLt is not dst:
+            dst[...] = CLt
+        rej = np.flatnonzero(~ok)
+        if rej.size:  # these rows keep their predictor: restore its losses
+            Mr = None if Mb is None else Mb[rej]
+            dst[rej] = _dense_cell_loss(E[blk][rej], Y[blk][rej], Mr, loss)
+        bad.append(blk.start + rej)
+    bad = np.concatenate(bad)
     step = 1.0
     while bad.size and step > 1e-4:
         step *= 0.5
@@ -323,39 +374,48 @@ def _dense_half_step(E, CL, Y, M, X, W, ridge, loss):
 
 
 def _fit_dense_alternating(Y, mask, U, a, V, b, biases, ridge, loss, max_iter, tol):
-    """Alternating Newton sweeps on a dense (mostly observed) matrix, float32 inner arithmetic."""
-    r = U.shape[1]
-    Y32 = np.where(mask, Y, 0.0).astype(np.float32)
-    M32 = None if mask.all() else mask.astype(np.float32)
+    """Alternating Newton sweeps on a dense (mostly observed) matrix, float32 inner arithmetic.
 
-    def full_eta():
-        E = U.astype(np.float32) @ V.T.astype(np.float32)
-        E += a[:, None].astype(np.float32)
-        E += b[None, :].astype(np.float32)
-        return E
+    Memory: four float32 copies of the matrix (scores, predictor, cell losses, one work buffer),
+    plus the float32 mask when cells are missing.
+    """
+    r = U.shape[1]
+    Y32 = Y.astype(np.float32)
+    M32 = None
+    if not mask.all():
+        np.copyto(Y32, 0.0, where=~mask)
+        M32 = mask.astype(np.float32)
+    E = np.empty(Y.shape, dtype=np.float32)
+    CL = np.empty_like(E)
+    work = np.empty(E.size, dtype=np.float32)
+
+    def refresh():
+        # the predictor from the factors, and its cell losses (in place)
+        np.matmul(U.astype(np.float32), V.T.astype(np.float32), out=E)
+        np.add(E, a[:, None].astype(np.float32), out=E)
+        np.add(E, b[None, :].astype(np.float32), out=E)
+        for blk in _blocks(*E.shape):
+            _dense_cell_loss(E[blk], Y32[blk], None if M32 is None else M32[blk], loss, CL[blk])
 
     def penalty():
         p = (U * U).sum() + (V * V).sum()
         return p + ((a * a).sum() + (b * b).sum() if biases else 0.0)
 
-    E = full_eta()
-    CL = _dense_cell_loss(E, Y32, M32, loss)
+    refresh()
     obj = float(CL.sum(dtype=np.float64)) + 0.5 * ridge * penalty()
     converged = False
     it = 0
-    MT = None if M32 is None else M32.T
     for it in range(1, max_iter + 1):
         Xv = _design(V, biases)
         W = np.hstack([U, a[:, None]]) if biases else U
-        W = _dense_half_step(E, CL, Y32, M32, Xv, W, ridge, loss)
+        W = _dense_half_step(E, CL, Y32, M32, Xv, W, ridge, loss, work, False)
         U, a = (W[:, :r].copy(), W[:, r].copy()) if biases else (W, a)
         Xu = _design(U, biases)
         W = np.hstack([V, b[:, None]]) if biases else V
-        W = _dense_half_step(E.T, CL.T, Y32.T, MT, Xu, W, ridge, loss)
+        W = _dense_half_step(E, CL, Y32, M32, Xu, W, ridge, loss, work, True)
         V, b = (W[:, :r].copy(), W[:, r].copy()) if biases else (W, b)
         if it % 10 == 0:  # limit float32 drift of the carried predictor
-            E = full_eta()
-            CL = _dense_cell_loss(E, Y32, M32, loss)
+            refresh()
         new = float(CL.sum(dtype=np.float64)) + 0.5 * ridge * penalty()
         if obj - new <= tol * max(abs(new), 1e-12):
             obj = new
@@ -541,9 +601,12 @@ def fit_logistic_factors(scores, *, rank=8, ridge=1.0, biases=True, loss="logist
     m, n = Y.shape
     cnt = np.maximum(mask.sum(1), 1)
     ccnt = np.maximum(mask.sum(0), 1)
-    Y0 = np.where(mask, Y, 0.0)
+    complete = bool(mask.all())
+    Y0 = Y if complete else np.where(mask, Y, 0.0)
     rmean = Y0.sum(1) / cnt
     cmean = Y0.sum(0) / ccnt
+    grand = Y0.sum() / mask.sum()
+    del Y0  # (m, n) temporaries are freed as soon as possible: the fit below needs the memory
     if loss == "logistic":
         # additive logit start: a_i + b_j fits the row and column rates
         lr = _logit((rmean * cnt + 0.5) / (cnt + 1.0))
@@ -568,7 +631,11 @@ def fit_logistic_factors(scores, *, rank=8, ridge=1.0, biases=True, loss="logist
         # spectral start: top singular vectors of the double-centred observed matrix
         from sklearn.utils.extmath import randomized_svd
 
-        resid = np.where(mask, Y - rmean[:, None] - cmean[None, :] + Y0.sum() / mask.sum(), 0.0)
+        resid = Y - rmean[:, None]
+        resid -= cmean[None, :]
+        resid += grand
+        if not complete:
+            resid[~mask] = 0.0
         resid /= max(mask.mean(), 1e-12)
         k = min(rank, min(m, n) - 1) if min(m, n) > 1 else 0
         U = 0.01 * rng.standard_normal((m, rank))
@@ -578,6 +645,7 @@ def fit_logistic_factors(scores, *, rank=8, ridge=1.0, biases=True, loss="logist
             root = np.sqrt(slope * sv)
             U[:, :k] = Us * root
             V[:, :k] = Vt.T * root
+        del resid
     else:
         U = 0.1 * rng.standard_normal((m, rank))
         V = 0.1 * rng.standard_normal((n, rank))

@@ -59,7 +59,7 @@ def _calibration_steps(L, S, w):
     """Sorted distinct calibration scores and ``Aw`` at each (prefix sums over tie groups)."""
     order = np.argsort(S)  # ties are summed over whole groups: stability is not needed
     s_sorted = S[order]
-    cum = np.cumsum(w[order] * L[order])
+    cum = np.cumsum((w * L)[order])
     last = np.r_[s_sorted[1:] != s_sorted[:-1], True]
     return s_sorted[last], cum[last]
 
@@ -159,19 +159,49 @@ def mdr_decisions(
     return passes & at_most(v + a_star, alpha * total)
 
 
-def _merged_steps(L, S, T, w):
-    """Distinct values of all n + m scores with ``Aw(t)`` and ``N(t)`` at each."""
-    n, m = len(S), len(T)
-    vals = np.concatenate([S, T])
-    order = np.argsort(vals)  # ties are summed over whole groups: stability is not needed
-    sv = vals[order]
-    is_test = order >= n
-    contrib = np.zeros(n + m)
-    contrib[:n] = w * L
-    cum_a = np.cumsum(contrib[order])
-    cum_n = np.cumsum(is_test)
+def _merged_steps(u_c, a_c, t_sorted):
+    """Distinct values of all n + m scores with ``Aw(t)`` and ``N(t)`` at each.
+
+    ``u_c, a_c`` are the calibration steps (:func:`_calibration_steps`), ``t_sorted`` the sorted
+    test scores: merging two sorted runs (a stable sort does it in one pass) is cheaper than
+    sorting all n + m scores again.
+    """
+    vals = np.concatenate([u_c, t_sorted])
+    merge = np.argsort(vals, kind="stable")
+    sv = vals[merge]
+    n_cal = np.cumsum(merge < len(u_c))  # calibration steps <= each merged value
+    cum_n = np.arange(1, len(vals) + 1) - n_cal
     last = np.r_[sv[1:] != sv[:-1], True]
-    return sv[last], cum_a[last], cum_n[last].astype(float)
+    return sv[last], np.r_[0.0, a_c][n_cal[last]], cum_n[last].astype(float)
+
+
+def _sdr_equal_weights(u_c, a_c, T, W, v0, gamma):
+    """SDR e-values when every test weight is ``v0`` (always so without covariate shift).
+
+    ``t1``, ``t0`` are then shared by all test points. Between two consecutive test scores ``N``
+    is constant and ``Aw`` grows, so each condition ``g(t) >= v0`` / ``g(t) >= 0`` is easiest at
+    a test score: the last test score passing gives ``{j : T_j <= t1}``, and only the calibration
+    steps right after the last one passing for ``t0`` are left to scan. Same values as the
+    conditions over all n + m scores, without merging them.
+    """
+    m = T.shape[0]
+    t_sorted = np.sort(T)
+    last = np.r_[t_sorted[1:] != t_sorted[:-1], True]
+    u_t = t_sorted[last]
+    budget = gamma * (W + v0) * (np.flatnonzero(last) + 1).astype(float) / m
+    k_c = np.searchsorted(u_c, u_t, side="right")  # calibration steps <= each test score
+    a_t = np.r_[0.0, a_c][k_c]
+    j1 = _last_true(at_most(a_t + v0, budget))
+    if j1 < 0:
+        return np.zeros(m)
+    j0 = _last_true(at_most(a_t, budget))  # >= j1: g >= v0 implies g >= 0
+    # t0 may move past test score j0 to calibration steps before the next test score.
+    stop = len(u_c) if j0 + 1 == len(u_t) else np.searchsorted(u_c, u_t[j0 + 1], side="left")
+    after = a_c[k_c[j0] : stop]
+    n_pass = int(np.count_nonzero(at_most(after, budget[j0])))  # a prefix: Aw grows
+    a0 = after[n_pass - 1] if n_pass else a_t[j0]
+    value = (W + v0) / min(v0 + a0, budget[j0])
+    return np.where(T <= u_t[j1], value, 0.0)
 
 
 def _last_true(mask):
@@ -222,17 +252,10 @@ def sdr_evalues(cal_risks, cal_scores, test_scores, gamma, cal_weights=None, tes
     if m == 0:
         return np.zeros(0)
     W = w.sum()
-    u, a, N = _merged_steps(L, S, T, w)
+    u_c, a_c = _calibration_steps(L, S, w)
     if np.all(v == v[0]):
-        # One test weight (always so without covariate shift): t1, t0 are shared by all j.
-        v0 = v[0]
-        budget = gamma * (W + v0) * N / m
-        k1 = _last_true(at_most(a + v0, budget))
-        if k1 < 0:
-            return np.zeros(m)
-        k0 = max(k1, _last_true(at_most(a, budget)))
-        value = (W + v0) / min(v0 + a[k0], budget[k0])
-        return np.where(T <= u[k1], value, 0.0)
+        return _sdr_equal_weights(u_c, a_c, T, W, v[0], gamma)
+    u, a, N = _merged_steps(u_c, a_c, np.sort(T))
 
     # g_j(t) >= v_j  <=>  v_j <= r1(t) = (gamma W N/m - Aw) / (1 - gamma N/m)   (gamma N/m < 1);
     # g_j(t) >= 0    <=>  v_j >= r0(t) = (Aw - gamma W N/m) / (gamma N/m)        (N > 0).

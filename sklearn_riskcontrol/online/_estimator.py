@@ -19,12 +19,30 @@ from ._learners import STRATEGIES, make_learner
 
 __all__ = ["SemiBanditPredictionSet"]
 
+#: Largest ``X`` (bytes) whose label scores ``predict_set`` keeps for the next ``partial_fit``.
+_SCORE_CACHE_MAX_BYTES = 2**24
+
 
 def _rows(X):
     """``X`` with selectable rows (objects that only implement ``__array__`` become arrays)."""
     if not hasattr(X, "shape") and not hasattr(X, "__len__") and hasattr(X, "__array__"):
         X = np.asarray(X)
     return indexable_rows(X)
+
+
+def _cacheable(X):
+    """A NumPy array of numbers small enough to be copied for the score cache."""
+    return (
+        isinstance(X, np.ndarray) and X.dtype.kind in "biufc" and X.nbytes <= _SCORE_CACHE_MAX_BYTES
+    )
+
+
+def _same_bytes(a, b):
+    """Same dtype, shape and bytes (bitwise: NaN payloads and signed zeros count)."""
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+    return np.array_equal(a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8))
 
 
 def _wrapped_has(attr):
@@ -222,7 +240,17 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         """Scores of every label, shape (n_samples, n_classes), validated finite."""
         X = _rows(X)
         if self.estimator_ is None:
-            S = validate_data(self, X, reset=False, dtype=float, ensure_all_finite=True)
+            # validate_data costs ~0.2 ms a call; a float array of the fitted width without
+            # feature names only needs the finiteness check below.
+            plain = (
+                isinstance(X, np.ndarray)
+                and X.dtype == np.float64
+                and X.ndim == 2
+                and X.shape[0] > 0
+                and X.shape[1] == self.n_features_in_
+                and not hasattr(self, "feature_names_in_")
+            )
+            S = X if plain else validate_data(self, X, reset=False, dtype=float, ensure_all_finite=True)
         elif callable(self.label_score):
             S = self.label_score(self.estimator_, X)
         elif self.label_score == "proba":
@@ -255,6 +283,30 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
             )
         return S
 
+    def _scores_of_last_sets(self, X):
+        """Label scores of ``X``, reused from the last :meth:`predict_set` when ``X`` is the same.
+
+        The scores are reused only if ``X`` is a NumPy array with exactly the bytes, dtype and
+        shape of that call's input (a copy is kept, so changing the array in place is seen) and
+        the model and ``label_score`` are the same objects; otherwise they are recomputed. The
+        cache is dropped either way: it serves the one ``partial_fit`` after ``predict_set``.
+        """
+        cache = self.__dict__.pop("_last_scores", None)
+        if (
+            cache is not None
+            and _cacheable(X)
+            and cache[0] is self.estimator_
+            and cache[1] is self.label_score
+            and _same_bytes(cache[2], X)
+        ):
+            return cache[3]
+        return self._label_scores(X)
+
+    def __getstate__(self):
+        state = dict(super().__getstate__())
+        state.pop("_last_scores", None)  # a cache of the last batch, not part of the model
+        return state
+
     def _label_index(self, y):
         """Column of each label in ``classes_`` and whether it is a known class."""
         classes = self.classes_
@@ -266,7 +318,7 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
                 [int(np.flatnonzero(classes == v)[0]) if k else 0 for v, k in zip(y, known)]
             )
             return idx, known
-        idx = np.clip(idx, 0, len(classes) - 1)
+        idx = np.minimum(idx, len(classes) - 1)
         known = classes[idx] == y
         return idx, np.asarray(known, dtype=bool)
 
@@ -355,7 +407,10 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
             self._set_model(model, X)
         else:
             self._set_model(self.estimator, X)
-        X_stream, y_stream = _safe_indexing(X, idx_stream), y[idx_stream]
+        if needs_fit:
+            X_stream, y_stream = _safe_indexing(X, idx_stream), y[idx_stream]
+        else:  # the whole stream, in order: no copy of X
+            X_stream, y_stream = X, y
         S = self._label_scores(X_stream)
         col, known = self._label_index(y_stream)
         if not known.all():
@@ -420,13 +475,19 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         On the first call the published sets are full (``threshold_ = -inf``), so every reply is
         a true label. With an unfitted wrapped classifier the first call is therefore handled
         like :meth:`fit` (fit on a split of the batch, replay the rest).
+
+        The label scores :meth:`predict_set` computed are reused when the next call receives a
+        NumPy array with the same bytes (the rows those sets were served for), so the wrapped
+        model predicts once per batch; any other input is scored again.
         """
         if y is None:
             raise ValueError(
                 f"{type(self).__name__}.partial_fit requires y (the feedback: true label, or -1 "
                 "for a miss), but the target y is None."
             )
-        y = column_or_1d(check_labels(y), warn=True)
+        y = check_labels(y)
+        if y.ndim != 1:  # a column vector warns and is raveled, anything else raises
+            y = column_or_1d(y, warn=True)
         X = _rows(X)
         n = n_rows(X)
         if n != len(y):
@@ -463,7 +524,7 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
                 f"`horizon`={horizon} is smaller than the number of rounds seen "
                 f"({self.learner_.n_rounds + n}); pass a larger `horizon` or horizon=None."
             )
-        S = self._label_scores(X)
+        S = self._scores_of_last_sets(X)
         served = self.threshold_
         miss = self._miss_mask(y)
         col, known = self._label_index(y)
@@ -484,9 +545,7 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
                 f"{float(served)!r} of the published set, so it was not in the set. Report a miss "
                 "with -1."
             )
-        update = self.learner_.update
-        for s, m in zip(scores.tolist(), miss.tolist()):
-            update(None if m else s, served_threshold=served)
+        self.learner_.update_batch(np.where(miss, np.nan, scores), served_threshold=served)
         self.n_misses_ += int(miss.sum())
         self._finish()
         return self
@@ -513,8 +572,11 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
                 return np.ones((n_rows(X), np.shape(X)[1]), dtype=bool)
             if is_fitted(self.estimator) and hasattr(self.estimator, "classes_"):
                 return np.ones((n_rows(_rows(X)), len(self.estimator.classes_)), dtype=bool)
-        check_is_fitted(self)
-        return self._label_scores(X) >= self.threshold_
+            check_is_fitted(self, "learner_")
+        S = self._label_scores(X)
+        if _cacheable(X):  # partial_fit on the same rows reuses S instead of predicting again
+            self._last_scores = (self.estimator_, self.label_score, X.copy(), S)
+        return S >= self.threshold_
 
     def predict(self, X):
         """Predictions of the wrapped classifier (the top candidate with ``"precomputed"``).

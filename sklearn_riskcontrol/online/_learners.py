@@ -51,6 +51,8 @@ _NEG_INF = -math.inf
 _POS_INF = math.inf
 # Rounds per chunk of SPS/greedy ``replay`` (bounds its temporary Python lists).
 _REPLAY_CHUNK = 2**16
+# Ranks of SPS/greedy computed ahead for small batches (NumPy's per-call cost is then paid once).
+_RANK_BLOCK = 2**12
 
 
 # -- argument checks -------------------------------------------------------------------------
@@ -252,6 +254,74 @@ class ThresholdLearner:
         self._record(score, served, t)
         return self._tau
 
+    def update_batch(self, scores, *, served_threshold=None):
+        """Feed the feedback of several rounds served with one threshold; return the next one.
+
+        Equivalent to calling :meth:`update` on each round in order (same thresholds), with the
+        checks done once for the whole batch: use it for a batch of sets published together.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n_rounds,)
+            Score of the true label of each round when it was in the published set; NaN (or
+            ``None``) where the user only reported a miss.
+        served_threshold : float, optional
+            The threshold every set of the batch was built with; defaults to the current
+            :attr:`threshold`.
+
+        Returns
+        -------
+        float
+            The threshold of the next round.
+
+        Raises
+        ------
+        ValueError
+            If ``scores`` is not one-dimensional, if an observed score is infinite or below the
+            served threshold, or if more rounds than ``horizon`` are fed.
+
+        Examples
+        --------
+        >>> from sklearn_riskcontrol.online import GreedyLearner
+        >>> GreedyLearner(alpha=0.5).update_batch([2.0, None, 5.0, 4.0])
+        4.0
+        """
+        served = self._check_served(served_threshold)
+        arr = np.asarray(scores, dtype=float)
+        if arr.ndim != 1:
+            raise ValueError(
+                f"`scores` must be one-dimensional (one score per round, NaN or None for a "
+                f"miss); got an array of shape {arr.shape}."
+            )
+        observed = ~np.isnan(arr)
+        bad = observed & ~np.isfinite(arr)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"`scores` must be finite where the label was observed (NaN or None marks a "
+                f"miss); row {i} (0-based) is {float(arr[i])!r}."
+            )
+        below = observed & (arr < served)
+        if below.any():
+            i = int(np.flatnonzero(below)[0])
+            raise ValueError(
+                f"Inconsistent feedback at row {i} (0-based): the label was reported as observed "
+                f"with score {float(arr[i])!r}, but the published set only holds scores >= "
+                f"{served!r}. Pass NaN (or None) when the true label was not in the set."
+            )
+        if self.horizon is not None and self._t + arr.shape[0] > self.horizon:
+            raise _horizon_error(self.horizon, self._t + arr.shape[0])
+        self._record_batch(arr, observed, served)
+        return self._tau
+
+    def _record_batch(self, scores, observed, served):
+        """Record validated rounds (``observed`` False = a miss), all served with ``served``."""
+        record, t = self._record, self._t
+        for s, seen in zip(scores.tolist(), observed.tolist()):
+            t += 1
+            self._t = t
+            record(s if seen else None, served, t)
+
     def replay(self, true_scores):
         """Replay a stream of true-label scores with semi-bandit feedback.
 
@@ -304,6 +374,7 @@ class _ClippedQuantileLearner(ThresholdLearner):
         super().__init__(alpha, horizon=horizon)
         self._n_low = 0
         self._heap = []
+        self._rank_block = (0, [])  # ranks of rounds start + 1, start + 2, ...
 
     def rank(self, t):
         """Rank ``k_t`` of the clipped record that becomes the threshold after round ``t``.
@@ -314,6 +385,16 @@ class _ClippedQuantileLearner(ThresholdLearner):
 
     def _ranks(self, t0, n):
         """Ranks of rounds ``t0 + 1 .. t0 + n`` (equal, element by element, to :meth:`rank`)."""
+        start, block = self._rank_block
+        if start <= t0 and t0 + n <= start + len(block):
+            return block[t0 - start : t0 + n - start]
+        if n >= _RANK_BLOCK:
+            return self._compute_ranks(t0, n)
+        self._rank_block = (t0, self._compute_ranks(t0, _RANK_BLOCK))
+        return self._rank_block[1][:n]
+
+    def _compute_ranks(self, t0, n):
+        """:meth:`rank` of rounds ``t0 + 1 .. t0 + n``, as a list (vectorised by subclasses)."""
         return [self.rank(t) for t in range(t0 + 1, t0 + n + 1)]
 
     def _record(self, score, served, t):
@@ -348,11 +429,24 @@ class _ClippedQuantileLearner(ThresholdLearner):
             for i0 in range(0, arr.shape[0], _REPLAY_CHUNK):
                 out[i0 : i0 + _REPLAY_CHUNK] = self.replay(arr[i0 : i0 + _REPLAY_CHUNK])
             return out
+        t0 = self._t
+        if self.horizon is not None and t0 + arr.shape[0] > self.horizon:
+            raise _horizon_error(self.horizon, t0 + arr.shape[0])
+        return np.array(self._consume(arr), dtype=float)
+
+    def _record_batch(self, scores, observed, served):
+        # A miss is recorded as the served threshold, which is at most tau: -inf is clipped alike.
+        self._consume(np.where(observed, scores, _NEG_INF))
+
+    def _consume(self, arr):
+        """Record rounds of scores (misses as ``-inf``); return the threshold published at each.
+
+        The loop of :meth:`replay` and :meth:`update_batch`: one heap operation per round, ranks
+        computed for the whole batch.
+        """
         scores = arr.tolist()
         n = len(scores)
         t0 = self._t
-        if self.horizon is not None and t0 + n > self.horizon:
-            raise _horizon_error(self.horizon, t0 + n)
         ranks = self._ranks(t0, n)
         heap, low, tau = self._heap, self._n_low, self._tau
         push, pop = heapq.heappush, heapq.heappop
@@ -373,7 +467,7 @@ class _ClippedQuantileLearner(ThresholdLearner):
                     pop(heap)
                     low += 1
         self._heap, self._n_low, self._tau, self._t = heap, low, tau, t0 + n
-        return np.array(out, dtype=float)
+        return out
 
     def records(self):
         """The clipped records ``max(tau_t, s_j)`` of all rounds so far, sorted (for checks)."""
@@ -446,14 +540,23 @@ class SPSLearner(_ClippedQuantileLearner):
             return 0
         return math.floor(q * t) + 1
 
-    def _ranks(self, t0, n):
-        if self._log_term is None:
-            return super()._ranks(t0, n)
-        # same IEEE operations as `rank`, vectorised (sqrt, /, -, * are correctly rounded)
+    def _compute_ranks(self, t0, n):
+        # The same IEEE operations as `rank`, vectorised (sqrt, /, -, * are correctly rounded).
         t = np.arange(t0 + 1, t0 + n + 1, dtype=float)
-        q = self.alpha - np.sqrt(self._log_term / (2.0 * t))
-        k = np.where(q < 0, 0.0, np.floor(q * t) + 1.0)
-        return k.astype(np.int64).tolist()
+        log_term = self._log_term
+        with np.errstate(over="ignore", invalid="ignore"):  # a tiny delta: eps = inf, rank 0
+            if log_term is None:
+                log_term = np.log(2.0 * (t * (t + 1.0)) / self._anytime_delta)
+            eps = np.sqrt(log_term / (2.0 * t))
+            x = (self.alpha - eps) * t
+            k = np.where(x < 0, 0, np.floor(x) + 1.0).astype(np.int64)
+            # np.log may differ from math.log by a few ulps, which moves x by at most
+            # ~1e-15 eps t: where x is that close to an integer (or to 0), `rank` decides.
+            unsure = np.abs(x - np.rint(x)) <= 1e-12 * t * (1.0 + eps)
+        if self._log_term is None:
+            for i in np.flatnonzero(unsure).tolist():
+                k[i] = self.rank(t0 + 1 + i)
+        return k.tolist()
 
 
 class GreedyLearner(_ClippedQuantileLearner):
@@ -484,7 +587,7 @@ class GreedyLearner(_ClippedQuantileLearner):
     def rank(self, t):
         return math.floor(self.alpha * t) + 1
 
-    def _ranks(self, t0, n):
+    def _compute_ranks(self, t0, n):
         t = np.arange(t0 + 1, t0 + n + 1, dtype=float)
         return (np.floor(self.alpha * t) + 1.0).astype(np.int64).tolist()
 

@@ -1,0 +1,119 @@
+"""Speed-up of every documented parallel path on a 2-worker Dask cluster, in one run.
+
+Each path runs three ways, interleaved, best of ``--repeat``:
+
+* ``n_jobs=1`` (sequential: the baseline);
+* ``n_jobs=-1`` inside ``joblib.parallel_config(backend="dask")`` on a
+  ``dask.distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True)``;
+* ``n_jobs=2`` with the library's default backend choice (loky processes, or threads for the
+  row chunks of the SCoRE estimators), loky workers started beforehand.
+
+It checks that the three give identical results and prints the times, the speed-ups
+t(sequential) / t(parallel), "CPU x" (CPU time of this process and all its children, Dask
+workers included, over the sequential run's: the parallel overhead, which unlike wall time
+hardly depends on what else runs on the machine; on an idle machine the speed-up of balanced
+work is about 2 / CPU x) and the load average before and after (other processes on the machine
+lower the speed-up). Sizes are chosen so that the sequential run takes >= 1 s on the
+2-core development machine. The reference path is 8 equal CPU-bound pure-Python tasks through
+``joblib.Parallel``: the best speed-up the machine and the cluster allow at the current load.
+
+    python benchmarks/bench_dask.py             # default sizes (a few minutes)
+    python benchmarks/bench_dask.py --quick     # small sizes: the sequential fallback
+"""
+
+import argparse
+import os
+from contextlib import nullcontext
+import time
+import warnings
+
+import numpy as np
+from joblib import Parallel, delayed, parallel_config
+from threadpoolctl import threadpool_limits
+
+from sklearn_riskcontrol import RiskControlWarning
+from sklearn_riskcontrol.evalues import rautoeval_select
+
+# The cases shared with the strong-scaling benchmark (same paths and sizes, one definition).
+from bench_scaling import (  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
+    _cpu_delta,
+    _cpu_seconds,
+    case_bandits,
+    case_reference,
+    case_score,
+    case_selector,
+    case_validity,
+)
+
+
+def case_select(n_candidates, n_labeled, n_unlabeled):
+    rng = np.random.default_rng(0)
+    risks = np.linspace(0.02, 0.12, n_candidates)
+    h = rng.binomial(1, risks[:, None], (n_candidates, n_labeled)).astype(float)
+    g = np.where(rng.random(h.shape) < 0.9, h, 1 - h)
+    hu = rng.binomial(1, risks[:, None], (n_candidates, n_unlabeled))
+    u = np.where(rng.random(hu.shape) < 0.9, hu, 1 - hu).astype(float)
+
+    def run(n_jobs):
+        res = rautoeval_select(h, g, u, alpha=0.2, delta=0.1, procedure="bonferroni",
+                               n_jobs=n_jobs)
+        return res.pvalues
+
+    return (f"rautoeval_select (bonferroni), {n_candidates} candidates x {n_labeled} labeled "
+            f"+ {n_unlabeled} unlabeled"), run
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
+    parser.add_argument("--repeat", type=int, default=3, help="best of this many runs")
+    args = parser.parse_args()
+    from dask.distributed import Client, LocalCluster
+
+    if args.quick:
+        cases = [case_reference(200_000), case_validity(20), case_select(4, 300, 1500),
+                 case_selector(4, 4000), case_score(50_000), case_bandits(4, 50, 1000)]
+    else:
+        cases = [case_reference(3_000_000), case_validity(600), case_select(48, 5000, 20_000),
+                 case_selector(32, 20_000), case_score(1_000_000), case_bandits(24, 200, 4000)]
+    warnings.simplefilter("ignore", RiskControlWarning)
+    threadpool_limits(1)  # one BLAS/OpenMP thread per process: only joblib's parallelism counts
+    Parallel(n_jobs=2)(delayed(abs)(i) for i in range(4))  # start the loky workers once
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        client.run(_one_blas_thread)
+        print(f"cores: {os.cpu_count()}; Dask workers: {len(client.ncores())}; "
+              f"load average before: {_load()}")
+        modes = {"sequential": (1, None), "dask": (-1, "dask"), "n_jobs=2": (2, None)}
+        print(f"{'path':<78} {'seq s':>6} | {'dask s':>6} {'x':>5} {'CPU x':>5} | "
+              f"{'n_jobs=2 s':>10} {'x':>5} {'CPU x':>5}")
+        for name, run in cases:
+            best = dict.fromkeys(modes, np.inf)
+            cpu = dict.fromkeys(modes, np.inf)
+            out = {}
+            for _ in range(args.repeat):
+                for mode, (n_jobs, backend) in modes.items():
+                    with parallel_config(backend=backend) if backend else nullcontext():
+                        c0, t0 = _cpu_seconds(), time.perf_counter()
+                        out[mode] = run(n_jobs)
+                        best[mode] = min(best[mode], time.perf_counter() - t0)
+                        cpu[mode] = min(cpu[mode], _cpu_delta(c0, _cpu_seconds()))
+            for mode in modes:
+                np.testing.assert_array_equal(out["sequential"], out[mode])  # identical
+            seq, cseq = best["sequential"], cpu["sequential"]
+            print(f"{name:<78} {seq:6.2f} | {best['dask']:6.2f} {seq / best['dask']:5.2f} "
+                  f"{cpu['dask'] / cseq:5.2f} | {best['n_jobs=2']:10.2f} "
+                  f"{seq / best['n_jobs=2']:5.2f} {cpu['n_jobs=2'] / cseq:5.2f}", flush=True)
+    print(f"load average after: {_load()}")
+
+
+def _one_blas_thread():
+    threadpool_limits(1)  # returns nothing: the limiter object cannot travel back
+
+
+def _load():
+    return "/".join(f"{x:.2f}" for x in os.getloadavg()) + " (1/5/15 min)"
+
+
+if __name__ == "__main__":
+    main()
