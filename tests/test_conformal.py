@@ -731,3 +731,24 @@ def test_sdr_evalues_equal_the_previous_implementation_on_a_large_continuous_ins
     for gamma in (0.05, 0.2, 0.5):
         e = sdr_evalues(L, S, T, gamma)
         assert e.any() and np.array_equal(e, _previous_sdr_evalues(L, S, T, gamma))
+
+
+@pytest.mark.parametrize("block, max_blocks", [(1, 1), (3, 2), (4, 8), (256, 8)])
+@pytest.mark.parametrize("seed", range(40))
+def test_last_passing_block_screening_equals_every_score(seed, block, max_blocks):
+    # The SDR thresholds screen blocks of test scores; small blocks and few candidate blocks
+    # exercise the exact evaluation, the skipped blocks and the fallback to every score.
+    from sklearn_riskcontrol.evalues.conformal import _last_passing
+    from sklearn_riskcontrol.evalues.testing import at_most
+
+    rng = np.random.default_rng(seed)
+    n, m = rng.integers(1, 60, size=2)
+    u_c = np.unique(rng.integers(0, 30, n).astype(float))
+    a_ext = np.r_[0.0, np.cumsum(rng.choice([0.0, 0.5, 1.0], size=len(u_c)))]
+    u_t = np.unique(rng.integers(0, 30, m).astype(float))
+    budget = np.sort(rng.uniform(0, a_ext[-1] + 1, size=len(u_t)))
+    for offset in (0.0, 1.0):
+        brute = at_most(a_ext[np.searchsorted(u_c, u_t, side="right")] + offset, budget)
+        expected = int(np.flatnonzero(brute)[-1]) if brute.any() else -1
+        got = _last_passing(u_c, a_ext, u_t, budget, offset, block=block, max_blocks=max_blocks)
+        assert got == expected

@@ -427,3 +427,12 @@ def test_fit_without_a_split_calibrates_on_every_row_and_keeps_its_own_weights(d
     w_cal[:] = 1.0  # the caller reuses its buffer
     np.testing.assert_array_equal(est.cal_weights_, np.linspace(0.5, 2.0, len(y_cal)))
     np.testing.assert_array_equal(est.evalues(X_test, shift_weights=w_test), expected)
+
+
+@pytest.mark.parametrize("n_classes", [1, 2, 3, 4, 5, 26])
+def test_row_max_equals_numpy_max(n_classes):
+    from sklearn_riskcontrol.selective import _row_max
+
+    proba = np.random.default_rng(n_classes).random((500, n_classes))
+    np.testing.assert_array_equal(_row_max(proba), proba.max(axis=1))
+    np.testing.assert_array_equal(_row_max(np.asfortranarray(proba)), proba.max(axis=1))

@@ -189,19 +189,50 @@ def _sdr_equal_weights(u_c, a_c, T, W, v0, gamma):
     last = np.r_[t_sorted[1:] != t_sorted[:-1], True]
     u_t = t_sorted[last]
     budget = gamma * (W + v0) * (np.flatnonzero(last) + 1).astype(float) / m
-    k_c = np.searchsorted(u_c, u_t, side="right")  # calibration steps <= each test score
-    a_t = np.r_[0.0, a_c][k_c]
-    j1 = _last_true(at_most(a_t + v0, budget))
+    a_ext = np.r_[0.0, a_c]
+    j1 = _last_passing(u_c, a_ext, u_t, budget, v0)
     if j1 < 0:
         return np.zeros(m)
-    j0 = _last_true(at_most(a_t, budget))  # >= j1: g >= v0 implies g >= 0
+    j0 = _last_passing(u_c, a_ext, u_t, budget, 0.0)  # >= j1: g >= v0 implies g >= 0
+    k0 = int(np.searchsorted(u_c, u_t[j0], side="right"))  # calibration steps <= test score j0
     # t0 may move past test score j0 to calibration steps before the next test score.
     stop = len(u_c) if j0 + 1 == len(u_t) else np.searchsorted(u_c, u_t[j0 + 1], side="left")
-    after = a_c[k_c[j0] : stop]
+    after = a_c[k0:stop]
     n_pass = int(np.count_nonzero(at_most(after, budget[j0])))  # a prefix: Aw grows
-    a0 = after[n_pass - 1] if n_pass else a_t[j0]
+    a0 = after[n_pass - 1] if n_pass else a_ext[k0]
     value = (W + v0) / min(v0 + a0, budget[j0])
     return np.where(T <= u_t[j1], value, 0.0)
+
+
+def _last_passing(u_c, a_ext, u_t, budget, offset, block=256, max_blocks=8):
+    """Last ``j`` with ``offset + Aw(u_t[j]) <= budget[j]`` (tie-tolerant), or -1.
+
+    ``Aw(u_t[j]) = a_ext[#{calibration steps <= u_t[j]}]`` would need a binary search per test
+    score (as costly as the sorts). Both ``Aw`` and ``budget`` are non-decreasing in ``j``, so a
+    block of test scores can hold a passing ``j`` only if its first ``Aw`` passes against its last
+    budget: blocks are screened with one search each, and only the last candidate blocks are
+    evaluated exactly (falling back to every score after ``max_blocks`` failed candidates).
+    Same result as evaluating every test score.
+    """
+    starts = np.arange(0, len(u_t), block)
+    ends = np.minimum(starts + block, len(u_t)) - 1
+    a_first = a_ext[np.searchsorted(u_c, u_t[starts], side="right")]
+    candidates = np.flatnonzero(at_most(a_first + offset, budget[ends]))[::-1]
+    if len(candidates) > max_blocks:
+        candidates = candidates[:max_blocks]
+        rest = slice(0, starts[candidates[-1]])  # scores before the last block examined
+    else:
+        rest = None
+    for b in candidates:
+        sl = slice(starts[b], ends[b] + 1)
+        a_t = a_ext[np.searchsorted(u_c, u_t[sl], side="right")]
+        j = _last_true(at_most(a_t + offset, budget[sl]))
+        if j >= 0:
+            return int(starts[b] + j)
+    if rest is None:
+        return -1
+    a_t = a_ext[np.searchsorted(u_c, u_t[rest], side="right")]
+    return _last_true(at_most(a_t + offset, budget[rest]))
 
 
 def _last_true(mask):
