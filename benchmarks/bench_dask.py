@@ -23,12 +23,10 @@ lower the speed-up). Sizes are chosen so that the sequential run takes >= 1 s on
 
 import argparse
 import os
-from contextlib import nullcontext
-import time
 import warnings
 
 import numpy as np
-from joblib import Parallel, delayed, parallel_config
+from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
 
 from sklearn_riskcontrol import RiskControlWarning
@@ -36,13 +34,12 @@ from sklearn_riskcontrol.evalues import rautoeval_select
 
 # The cases shared with the strong-scaling benchmark (same paths and sizes, one definition).
 from bench_scaling import (  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
-    _cpu_delta,
-    _cpu_seconds,
     case_bandits,
     case_reference,
     case_score,
     case_selector,
     case_validity,
+    time_modes,
 )
 
 
@@ -88,18 +85,7 @@ def main():
         print(f"{'path':<78} {'seq s':>6} | {'dask s':>6} {'x':>5} {'CPU x':>5} | "
               f"{'n_jobs=2 s':>10} {'x':>5} {'CPU x':>5}")
         for name, run in cases:
-            best = dict.fromkeys(modes, np.inf)
-            cpu = dict.fromkeys(modes, np.inf)
-            out = {}
-            for _ in range(args.repeat):
-                for mode, (n_jobs, backend) in modes.items():
-                    with parallel_config(backend=backend) if backend else nullcontext():
-                        c0, t0 = _cpu_seconds(), time.perf_counter()
-                        out[mode] = run(n_jobs)
-                        best[mode] = min(best[mode], time.perf_counter() - t0)
-                        cpu[mode] = min(cpu[mode], _cpu_delta(c0, _cpu_seconds()))
-            for mode in modes:
-                np.testing.assert_array_equal(out["sequential"], out[mode])  # identical
+            best, cpu = time_modes(run, modes, args.repeat)
             seq, cseq = best["sequential"], cpu["sequential"]
             print(f"{name:<78} {seq:6.2f} | {best['dask']:6.2f} {seq / best['dask']:5.2f} "
                   f"{cpu['dask'] / cseq:5.2f} | {best['n_jobs=2']:10.2f} "

@@ -157,6 +157,27 @@ def _cpu_delta(before, after):
     return sum(t - before.get(pid, 0.0) for pid, t in after.items())
 
 
+def time_modes(run, modes, repeat):
+    """Best wall time and CPU time of ``run(n_jobs)`` in each mode ``{name: (n_jobs, backend)}``.
+
+    Modes are interleaved, best of ``repeat``; every mode must return the first mode's result.
+    """
+    best = dict.fromkeys(modes, np.inf)
+    cpu = dict.fromkeys(modes, np.inf)
+    out = {}
+    for _ in range(repeat):
+        for mode, (n_jobs, backend) in modes.items():
+            with parallel_config(backend=backend) if backend else nullcontext():
+                c0, t0 = _cpu_seconds(), time.perf_counter()
+                out[mode] = run(n_jobs)
+                best[mode] = min(best[mode], time.perf_counter() - t0)
+                cpu[mode] = min(cpu[mode], _cpu_delta(c0, _cpu_seconds()))
+    first = next(iter(modes))
+    for mode in modes:
+        np.testing.assert_array_equal(out[first], out[mode])  # identical results
+    return best, cpu
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
@@ -178,18 +199,7 @@ def main():
     print(f"{'path':<70} {'t(1) s':>7}" + "".join(
         f" | {m + ': t(2) s':>15} {'speed-up':>8} {'CPU x':>6}" for m in list(modes)[1:]))
     for name, run in cases:
-        best = dict.fromkeys(modes, np.inf)
-        cpu = dict.fromkeys(modes, np.inf)
-        out = {}
-        for _ in range(args.repeat):
-            for mode, (n_jobs, backend) in modes.items():
-                with parallel_config(backend=backend) if backend else nullcontext():
-                    c0, t0 = _cpu_seconds(), time.perf_counter()
-                    out[mode] = run(n_jobs)
-                    best[mode] = min(best[mode], time.perf_counter() - t0)
-                    cpu[mode] = min(cpu[mode], _cpu_delta(c0, _cpu_seconds()))
-        for mode in modes:
-            np.testing.assert_array_equal(out["1"], out[mode])  # identical results
+        best, cpu = time_modes(run, modes, args.repeat)
         cols = "".join(
             f" | {best[m]:15.2f} {best['1'] / best[m]:8.2f} {cpu[m] / cpu['1']:6.2f}"
             for m in list(modes)[1:]

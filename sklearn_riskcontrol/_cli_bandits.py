@@ -151,19 +151,9 @@ def _strategy(args, fractional):
     return est.set_params(**options)
 
 
-def vacuous_intervals(ci, low=_LOW, high=_HIGH):
-    """Which intervals span the whole score range ``[low, high]`` (they say nothing).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> vacuous_intervals(np.array([[0.0, 1.0], [0.2, 1.0]]))
-    array([ True, False])
-    """
-    return (ci[:, 0] <= low) & (ci[:, 1] >= high)
-
-
 def _write_summary(est, names, path, available, delta, ci, stream):
+    from .bandits._pulse import vacuous_intervals
+
     best = int(est.best_index_)
     used, total = int(est.n_evaluations_), int(available.sum())
     line = (f"best model: {names[best]} (row {best + 1} of {path}); estimated mean score "
@@ -205,6 +195,7 @@ def run(args):
 
     from ._validation import RiskControlWarning, check_level
     from .bandits import MatrixOracle
+    from .bandits._pulse import vacuous_intervals
 
     if args.delta is not None and args.strategy != "pulse":
         raise ValueError("--delta sets PULSE's confidence intervals; use --strategy pulse.")

@@ -10,6 +10,7 @@ import warnings
 
 from ._validation import RiskControlWarning
 from .bandits import PULSE, UCBE, make_score_matrix
+from .bandits._pulse import vacuous_intervals
 from .bandits.simulate import budget_to_reach
 
 __all__ = ["bandits_section"]
@@ -47,7 +48,7 @@ def bandits_section(seed=0):
         warnings.simplefilter("ignore", RiskControlWarning)  # vacuous intervals are counted below
         ci = pulse.confidence_intervals(delta)
     inside = (ci[:, 0] <= data.means) & (data.means <= ci[:, 1])
-    vacuous = (ci[:, 0] <= 0) & (ci[:, 1] >= 1)
+    vacuous = vacuous_intervals(ci)
     print(f"  PULSE {1 - delta:.0%} CI for model {k}: [{ci[k, 0]:.3f}, {ci[k, 1]:.3f}]; "
           f"{int(inside.sum())} of {n_models} intervals contain their model's exact mean (this "
           f"run),\n  {int(vacuous.sum())} of them vacuous ([0, 1]: models scored only a few "

@@ -5,6 +5,7 @@ argument and says what a valid value looks like, so a user never sees a tracebac
 NumPy.
 """
 
+import functools
 import numbers
 import os
 import sys
@@ -44,12 +45,18 @@ class RiskControlWarning(UserWarning):
     """
 
 
-# Frames here are library internals: a warning points past them at the user's line.
-_INTERNAL_PREFIXES = (
-    os.path.dirname(os.path.abspath(__file__)) + os.sep,
-    os.path.join(os.path.dirname(os.path.abspath(warnings.__file__)), "contextlib.py"),
-    "<frozen ",
-)
+@functools.lru_cache(maxsize=1)
+def _internal_prefixes():
+    """Paths of library internals (this package, scikit-learn, joblib, contextlib): a warning
+    points past their frames at the user's line. Computed once."""
+    import joblib
+    import sklearn
+
+    dirs = (os.path.dirname(os.path.abspath(__file__)),) + tuple(
+        os.path.dirname(os.path.abspath(m.__file__)) for m in (sklearn, joblib)
+    )
+    contextlib_py = os.path.join(os.path.dirname(os.path.abspath(warnings.__file__)), "contextlib.py")
+    return tuple(d + os.sep for d in dirs) + (contextlib_py, "<frozen ")
 
 
 def _user_stacklevel():
@@ -58,12 +65,7 @@ def _user_stacklevel():
     ``fit`` runs under scikit-learn's ``_fit_context`` and work may run through joblib, so a
     fixed ``stacklevel`` would point at ``sklearn/base.py``; walking the stack finds the caller.
     """
-    import joblib
-    import sklearn
-
-    internal = _INTERNAL_PREFIXES + tuple(
-        os.path.dirname(os.path.abspath(m.__file__)) + os.sep for m in (sklearn, joblib)
-    )
+    internal = _internal_prefixes()
     frame, level = sys._getframe(2), 2  # level 1 is warn()'s caller, inside the package
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(internal):
         frame, level = frame.f_back, level + 1

@@ -517,11 +517,12 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
         )
 
     def _saturation_message(self):
-        """Warning text if a clipping risk clipped at least 25% of the labeled losses at 1."""
+        """Warning text if a clipping risk clipped at least ``SATURATION_WARN_SHARE`` (25%) of the
+        labeled losses at 1."""
         h = self.loss_labeled_
-        share = float(np.mean(h >= 1.0))
-        if not self.risk_.clips or share < 0.25:
+        if not self.risk_.saturates(h):
             return None
+        share = float(np.mean(h >= 1.0))
         return (
             f"{share:.0%} of the labeled losses ({int(np.sum(h >= 1.0))} of {h.size}) reach 1, "
             f"the cap of risk {self.risk_!r}: every larger error counts as 1, so the test "

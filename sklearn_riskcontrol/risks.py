@@ -11,7 +11,12 @@ import numpy as np
 
 from ._validation import as_float_array, check_risks, show
 
-__all__ = ["Risk", "make_risk", "RISK_NAMES"]
+__all__ = ["Risk", "make_risk", "RISK_NAMES", "SATURATION_WARN_SHARE"]
+
+#: Share of losses clipped at 1 from which the estimators warn that a clipping risk (the squared
+#: error) has too small a scale: the guarantee then covers a loss that no longer tells a large
+#: error from a moderate one.
+SATURATION_WARN_SHARE = 0.25
 
 
 def _zero_one(y_true, y_pred):
@@ -112,6 +117,11 @@ class Risk:
     def clips(self):
         """True if this risk clips an unbounded loss at 1 (``"squared"``): a 1 may hide a larger loss."""
         return self.func is _squared
+
+    def saturates(self, values):
+        """True if this risk clips and at least ``SATURATION_WARN_SHARE`` of ``values`` are 1."""
+        values = np.asarray(values)
+        return self.clips and np.count_nonzero(values >= 1.0) >= SATURATION_WARN_SHARE * values.size
 
     def __repr__(self):
         args = "".join(f", {k}={show(v)}" for k, v in self.params.items())

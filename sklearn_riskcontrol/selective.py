@@ -57,11 +57,6 @@ __all__ = [
     "pipeline_decide",
 ]
 
-#: Share of calibration risks clipped at 1 from which fit warns that a clipping risk (the
-#: squared error) has too small a scale: the guarantee then covers a loss that no longer tells
-#: a large error from a moderate one.
-SATURATION_WARN_SHARE = 0.25
-
 
 class RewardAwareScore:
     """Score recipe ranking test points by risk per unit of reward (paper Thms. 4.6 and 5.8).
@@ -256,7 +251,7 @@ class _DeploymentBase(MetaEstimatorMixin, BaseEstimator):
                 f"never predicts), so any point {name} deploys is expected to be wrong (risk "
                 f"control then only caps how much is deployed). Fix: {fix}"
             )
-        elif self.risk_.clips and n_max >= SATURATION_WARN_SHARE * n:
+        elif self.risk_.saturates(L):
             warn(
                 f"{n_max} of {n} calibration risks ({n_max / n:.0%}) are clipped at 1 by "
                 f"{self.risk_!r}: the guarantee covers this clipped loss, which cannot tell an "
@@ -422,7 +417,7 @@ _SCORE_DOC_PARAMS = """
         classifiers; for a regressor pass e.g. ``make_risk("squared", scale=s)`` (the squared
         error needs an explicit scale) or ``make_risk("absolute", tolerance=t)``. ``fit`` warns
         when every calibration risk is 1, when ``"zero_one"`` wraps a regressor, and when at least
-        ``SATURATION_WARN_SHARE`` (25%) of the squared risks are clipped at 1.
+        ``risks.SATURATION_WARN_SHARE`` (25%) of the squared risks are clipped at 1.
     risk_score : "proba", estimator with ``predict``, or callable, default="proba"
         Score ``s(x)``, smaller = safer: ``"proba"`` is ``1 - max predict_proba`` (classifiers);
         an estimator predicting the risk (fitted; an unfitted one is fitted on the training

@@ -25,7 +25,7 @@ from sklearn_riskcontrol import (
     SCoRESDR,
 )
 from sklearn_riskcontrol.risks import make_risk
-from sklearn_riskcontrol.selective import SATURATION_WARN_SHARE
+from sklearn_riskcontrol.risks import SATURATION_WARN_SHARE
 
 
 @pytest.fixture(scope="module")

@@ -576,7 +576,7 @@ class PULSE(_LowRankBandit):
         ci = np.clip(np.where(K[:, None] > 0, mu, [0.0, 1.0]), 0.0, 1.0)
         full = st.counts >= st.n_avail
         ci[full] = self.means_[full, None]
-        vacuous = (ci[:, 0] <= 0.0) & (ci[:, 1] >= 1.0)
+        vacuous = vacuous_intervals(ci)
         if vacuous.any():
             lo, hi = int(st.counts[vacuous].min()), int(st.counts[vacuous].max())
             evals = f"{lo}" if lo == hi else f"{lo} to {hi}"
@@ -589,6 +589,19 @@ class PULSE(_LowRankBandit):
                 "larger `delta`, or pass simultaneous=False if one model at a time is enough."
             )
         return ci
+
+
+def vacuous_intervals(ci, low=0.0, high=1.0):
+    """Which intervals span the whole score range ``[low, high]`` (they say nothing).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_riskcontrol.bandits._pulse import vacuous_intervals
+    >>> vacuous_intervals(np.array([[0.0, 1.0], [0.2, 1.0]]))
+    array([ True, False])
+    """
+    return (ci[:, 0] <= low) & (ci[:, 1] >= high)
 
 
 def _ville_grid(n, delta):
