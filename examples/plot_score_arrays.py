@@ -128,7 +128,8 @@ for name, boosting in [("no boosting", None), ("homo", "homo"), ("hete", "hete")
 # ---------------------------
 # The guarantees are on expectations over the calibration and test data. To see them, repeat
 # the whole procedure on 200 random calibration/test splits of the pool and average the realized
-# MDR (``mean(L * deploy)``), the realized SDR (average risk among the deployed, hete boosting)
+# MDR (``mean(L * deploy)``), the realized SDR (average risk among the deployed, homo boosting,
+# the default of :class:`~sklearn_riskcontrol.SCoRESDR`)
 # and the deployment rates, for ``alpha`` from 0.02 to 0.2.
 alphas = np.linspace(0.02, 0.2, 10)
 n_rep = 200
@@ -143,7 +144,7 @@ for r in range(n_rep):
     s_test, L_test = score_pool[test], risk_pool[test]
     for k, a in enumerate(alphas):
         deploy = mdr_decisions(L_cal, s_cal, s_test, alpha=a)
-        e = boost_evalues(sdr_evalues(L_cal, s_cal, s_test, gamma=a), "hete", random_state=r)
+        e = boost_evalues(sdr_evalues(L_cal, s_cal, s_test, gamma=a), "homo", random_state=r)
         selected = ebh(e, a)
         mdr[r, k], rate_mdr[r, k] = realized_mdr(L_test, deploy), deployment_rate(deploy)
         sdr[r, k], rate_sdr[r, k] = realized_sdr(L_test, selected), deployment_rate(selected)
@@ -154,12 +155,12 @@ for r in range(n_rep):
 # :func:`~sklearn_riskcontrol.plotting.plot_deployment_vs_alpha` the deployment rates.
 fig, (ax_risk, ax_rate) = plt.subplots(1, 2, figsize=(10, 4))
 plot_risk_vs_alpha(
-    alphas, {"realized MDR": mdr, "realized SDR (hete)": sdr}, target=None, ax=ax_risk
+    alphas, {"realized MDR": mdr, "realized SDR (homo)": sdr}, target=None, ax=ax_risk
 )
 ax_risk.set_title(f"Risk, average over {n_rep} splits (+/- 2 s.e.)")
 plot_deployment_vs_alpha(
     alphas,
-    {"SCoRE-MDR": rate_mdr, "SCoRE-SDR (hete)": rate_sdr},
+    {"SCoRE-MDR": rate_mdr, "SCoRE-SDR (homo)": rate_sdr},
     ylabel="fraction of test points deployed",
     ax=ax_rate,
 )

@@ -50,7 +50,7 @@ print(f"SCoRE-MDR deploys on {deployment_rate(deploy):.1%} of the test digits; "
       f"realized share deployed and wrong = {realized_mdr(wrong, deploy):.4f} (one draw; "
       "guarantee: P(deploy and wrong) <= 0.02)")
 
-sdr = SCoRESDR(model, alpha=0.02, boosting="hete", random_state=0).fit(X_cal, y_cal)
+sdr = SCoRESDR(model, alpha=0.02, random_state=0).fit(X_cal, y_cal)  # boosting="homo"
 deploy = sdr.decide(X_test)
 print(f"SCoRE-SDR deploys on {deployment_rate(deploy):.1%}; realized error among deployed = "
       f"{realized_sdr(wrong, deploy):.4f} (one draw; guarantee: its expectation <= 0.02)")
@@ -69,8 +69,9 @@ assert np.array_equal(margin >= 0, mdr.decide(X_test))
 alphas = np.array([0.01, 0.02, 0.03, 0.05, 0.075, 0.1])
 methods = {
     "SCoRE-MDR": (lambda a: SCoREMDR(model, alpha=a), realized_mdr),
-    "Hoeffding MDR": (lambda a: ConcentrationMDR(model, alpha=a), realized_mdr),
-    "SCoRE-SDR (hete)": (lambda a: SCoRESDR(model, alpha=a, random_state=0), realized_sdr),
+    "Hoeffding MDR": (lambda a: ConcentrationMDR(model, alpha=a, bound="hoeffding",
+                                                 procedure="union"), realized_mdr),
+    "SCoRE-SDR (homo)": (lambda a: SCoRESDR(model, alpha=a, random_state=0), realized_sdr),
     "Rademacher SDR": (
         lambda a: ConcentrationSDR(model, alpha=a, bound="rademacher", random_state=0),
         realized_sdr,

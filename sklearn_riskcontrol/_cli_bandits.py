@@ -37,6 +37,9 @@ examples:
 
   # the UCB-E baseline (no predictions, no confidence intervals), with progress lines
   python -m sklearn_riskcontrol best-model --scores scores.csv --strategy ucbe --budget 0.2 -v
+
+  # record every revealed cell in run.db; the same command again continues (and replays) the run
+  python -m sklearn_riskcontrol best-model --scores scores.csv --budget 0.2 --store run.db
 """
 
 
@@ -88,6 +91,10 @@ def add_parser(subparsers):
                    help="progress lines (-vv: about 100 per run)")
     p.add_argument("--output", default=None,
                    help="write per-model estimates, evaluations and intervals to this CSV")
+    p.add_argument("--store", default=None,
+                   help="SQLite file recording every revealed cell (created if absent); rerunning "
+                        "the same command with it continues the stored run and reads stored cells "
+                        "back; a store written for another table is refused")
     return p
 
 
@@ -219,6 +226,9 @@ def run(args):
         oracle = MatrixOracle(S, missing="exclude")
     except ValueError as exc:
         raise ValueError(f"{args.scores}: {exc}") from None
+    if args.store is not None:  # the table was validated above; now open the store
+        oracle = MatrixOracle(S, missing="exclude", store=args.store, model_ids=names,
+                              example_ids=list(columns) if args.header else None)
     available = np.sum(~np.isnan(S), axis=1)
     est.fit(oracle, side_scores=side)
     ci = None
@@ -240,3 +250,8 @@ def run(args):
             out["ci_vacuous"] = vacuous_intervals(ci)
         out.to_csv(args.output, index=False)
     _write_summary(est, names, args.scores, available, delta, ci, sys.stdout)
+    if args.store is not None:
+        n_stored = oracle.store_.summary()[0]
+        print(f"store {args.store}: {oracle.n_reused_} cells read back, {oracle.n_purchased_} "
+              f"newly revealed, {n_stored} stored in all", file=sys.stdout)
+        oracle.store_.close()

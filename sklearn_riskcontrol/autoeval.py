@@ -263,7 +263,7 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
     probability at least ``1 - delta`` (here the model's error on all 3000 rows is 0.164):
 
     >>> print(cert.confidence_interval())
-    [0.1221, 0.1896] (two-sided, R-AutoEval+): intervals built this way cover the risk with
+    [0.135, 0.2094] (two-sided, R-AutoEval+): intervals built this way cover the risk with
     probability >= 0.9 over the draw of the labeled data
     """
 
@@ -357,6 +357,12 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
             - there is no unlabeled row (the method reduces to R-Eval), or too few labeled
               rows for any test at this ``delta``.
         """
+        return self._fit(X, y)
+
+    def _fit(self, X, y, judge_labels=None):
+        """``fit``, optionally with the auto-evaluator's raw labels of every row of ``X``
+        (``judge_labels``, used only when the auto-evaluator is already fitted): the model
+        selector computes them once for all candidates instead of once per candidate."""
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None: "
@@ -382,14 +388,11 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
         rng = check_random_state(self.random_state)
         self.risk_ = make_risk(self.risk)
         classification = _is_classification(self.estimator, y)
-        unlabeled = _unlabeled_mask(y, classification)
-        idx_lab, idx_unl = np.flatnonzero(~unlabeled), np.flatnonzero(unlabeled)
-        if idx_lab.size == 0:
-            raise ValueError(
-                f"`y` has no labeled row (all {n} are marked unlabeled with "
-                f"{'-1/NaN' if classification else 'NaN'}): the test needs human-labeled rows."
-            )
+        idx_lab, idx_unl = _labeled_and_unlabeled(y, classification,
+                                                  "the test needs human-labeled rows")
         judge = self.autoevaluator if uses_judge else None
+        if judge_labels is None or _needs_fitting(judge):
+            judge_labels = None
         to_fit = [o for o in (self.estimator, judge) if _needs_fitting(o)]
         if to_fit:
             idx_train, idx_lab = train_test_split(
@@ -438,10 +441,11 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
         all_wrong = _all_wrong_message(f"(all {h.size})") if np.all(h >= 1.0) else None
         g = u = None
         if uses_judge:
-            g = self.risk_(self._judge(X_lab, classification), pred_lab)
+            g = self.risk_(self._judge(X_lab, classification, judge_labels, idx_lab), pred_lab)
             if idx_unl.size:
                 X_unl = _safe_indexing(X, idx_unl)
-                u = self.risk_(self._judge(X_unl, classification), self._predict_rows(X_unl))
+                u = self.risk_(self._judge(X_unl, classification, judge_labels, idx_unl),
+                               self._predict_rows(X_unl))
         self.loss_labeled_, self.loss_judge_labeled_, self.loss_judge_unlabeled_ = h, g, u
 
         with warnings.catch_warnings(record=True) as caught:
@@ -534,20 +538,11 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
     def _predict_rows(self, X):
         return chunked_call(self.estimator_.predict, X, self.n_jobs)
 
-    def _judge(self, X, classification):
-        """Auto-evaluator labels of ``X``, checked to be one usable label per row."""
-        judge = self.autoevaluator_
-        try:
-            if hasattr(judge, "predict"):
-                labels = chunked_call(judge.predict, X, self.n_jobs)
-            else:
-                labels = judge(X)
-        except Exception as exc:
-            raise ValueError(
-                f"The autoevaluator could not label the rows ({type(exc).__name__}: {exc}). It "
-                "must be a fitted model with predict, or a callable X -> one label per row."
-            ) from exc
-        labels = np.asarray(labels)
+    def _judge(self, X, classification, all_labels=None, rows=None):
+        """Auto-evaluator labels of ``X``, checked to be one usable label per row; taken as
+        ``all_labels[rows]`` when the labels of every row were computed beforehand."""
+        labels = (_raw_judge_labels(self.autoevaluator_, X, self.n_jobs) if all_labels is None
+                  else all_labels[rows])
         if labels.ndim == 2 and labels.shape[1] == 1:
             labels = labels.ravel()
         if labels.ndim != 1 or labels.shape[0] != n_rows(X):
@@ -600,7 +595,8 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
         check_is_fitted(self, "result_")
         return self.certified_
 
-    def confidence_interval(self, delta=None, *, side="two-sided", betting="wsr", tol=1e-6):
+    def confidence_interval(self, delta=None, *, side="two-sided", betting="wsr", tol=1e-6,
+                            construction="plugin"):
         """Confidence bounds on the risk from the same losses (test inversion).
 
         Calls :func:`~sklearn_riskcontrol.evalues.rautoeval_confidence_interval` with the fitted
@@ -612,10 +608,15 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
             Miscoverage; ``None`` uses the estimator's ``delta``.
         side : {"two-sided", "upper", "lower"}, default="two-sided"
         betting : {"wsr", "up"} or strategy object, default="wsr"
-            Bets of the inverted tests (WSR computes its bets once per bound; the universal
-            portfolio recomputes them in each of the 10 to 20 evaluations, ``O(S n)`` each).
+            Bets of the inverted tests (``"up"`` and strategy objects with
+            ``construction="paper"`` only; there WSR computes its bets once per bound and the
+            universal portfolio recomputes them in each of the 10 to 20 evaluations).
         tol : float, default=1e-6
             Tolerance of each bound (conservative side).
+        construction : {"plugin", "paper"}, default="plugin"
+            ``"plugin"``: one e-process per side with a predictable reliance factor (narrower;
+            ``betting="wsr"`` only); ``"paper"``: the paper's mixture over the reliance
+            factors. See :ref:`autoeval-ci`.
 
         Returns
         -------
@@ -627,7 +628,7 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
         return rautoeval_confidence_interval(
             self.loss_labeled_, self.loss_judge_labeled_, self.loss_judge_unlabeled_,
             delta=delta, side=side, method=self.method_, betting=betting, n_rho=self.n_rho,
-            rho_grid=self.rho_grid, rho_prior=self.rho_prior, tol=tol,
+            rho_grid=self.rho_grid, rho_prior=self.rho_prior, tol=tol, construction=construction,
         )
 
     # -- delegation ----------------------------------------------------------------------------
@@ -703,7 +704,53 @@ def _quiet_risk_warnings():
         yield
 
 
-def _run_tester(candidate, tester, level, X, y):
+def _labeled_and_unlabeled(y, classification, need):
+    """Indices of the labeled and of the unlabeled rows of ``y`` (``-1`` / NaN marks); an error
+    saying ``need`` when no row is labeled."""
+    unlabeled = _unlabeled_mask(y, classification)
+    idx_lab, idx_unl = np.flatnonzero(~unlabeled), np.flatnonzero(unlabeled)
+    if idx_lab.size == 0:
+        raise ValueError(
+            f"`y` has no labeled row (all {len(y)} are marked unlabeled with "
+            f"{'-1/NaN' if classification else 'NaN'}): {need}."
+        )
+    return idx_lab, idx_unl
+
+
+def _raw_judge_labels(judge, X, n_jobs):
+    """What the auto-evaluator (a fitted model or a callable) says about the rows of ``X``."""
+    try:
+        if hasattr(judge, "predict"):
+            labels = chunked_call(judge.predict, X, n_jobs)
+        else:
+            labels = judge(X)
+    except Exception as exc:
+        raise ValueError(
+            f"The autoevaluator could not label the rows ({type(exc).__name__}: {exc}). It "
+            "must be a fitted model with predict, or a callable X -> one label per row."
+        ) from exc
+    return np.asarray(labels)
+
+
+def _shared_judge_labels(tester, X):
+    """The auto-evaluator's labels of every row of ``X``, computed once for all candidates,
+    when every candidate's test would compute the same ones (a fitted auto-evaluator in an
+    :class:`RAutoEvalPlus` template that uses it); ``None`` otherwise. Invalid labels are
+    reported later, by each candidate's checks."""
+    if not isinstance(tester, RAutoEvalPlus) or tester.method == "eval":
+        return None
+    judge = tester.autoevaluator
+    if judge is None or _needs_fitting(judge):
+        return None
+    labels = _raw_judge_labels(judge, X, tester.n_jobs)
+    if labels.ndim == 2 and labels.shape[1] == 1:
+        labels = labels.ravel()
+    if labels.ndim != 1 or labels.shape[0] != n_rows(X):
+        return None  # let the candidate's own call raise its error
+    return labels
+
+
+def _run_tester(candidate, tester, level, X, y, judge_labels=None):
     """One candidate's test: (fitted tester or None, p-value). Warnings are summarised later.
 
     The template is copied *shallowly* (a new instance from ``get_params(deep=False)``), not
@@ -713,7 +760,12 @@ def _run_tester(candidate, tester, level, X, y):
     with _quiet_risk_warnings():
         if hasattr(tester, "get_params"):
             params = {**tester.get_params(deep=False), "estimator": candidate, "delta": level}
-            fitted = type(tester)(**params).fit(X, y)
+            fitted = type(tester)(**params)
+            if judge_labels is None:
+                fitted.fit(X, y)
+            else:
+                fitted._validate_params()
+                fitted._fit(X, y, judge_labels)
             return fitted, float(fitted.pvalue_)
         p = tester(candidate, X, y, delta=level)
     if isinstance(p, bool) or not isinstance(p, numbers.Real) or not (0.0 <= p <= 1.0):
@@ -975,7 +1027,8 @@ class RiskControlledModelSelector(MetaEstimatorMixin, BaseEstimator):
         with bar, _quiet_risk_warnings():
             # X and y are passed once per parallel task (Dask scatters them once); tasks are
             # sized from the first candidates' cost, or all run here when too small to pay.
-            run_units(_run_tester, [(self.estimators[k],) for k in order], (tester, level, X, y),
+            shared = (tester, level, X, y, _shared_judge_labels(tester, X))
+            run_units(_run_tester, [(self.estimators[k],) for k in order], shared,
                       n_jobs=self.n_jobs, each=record, may_stop=self.procedure == "fst")
         certified = np.zeros(K, dtype=bool)
         if self.procedure == "fst":

@@ -31,8 +31,8 @@ def _add_score_parser(sub):
         "--target", choices=["mdr", "sdr"], default="sdr",
         help="mdr: E[risk * deploy] <= alpha per point; sdr: risk among deployed <= alpha (default)",
     )
-    p.add_argument("--boosting", choices=["none", "hete", "homo"], default="hete",
-                   help="e-value boosting for SDR (default: hete)")
+    p.add_argument("--boosting", choices=["none", "hete", "homo"], default="homo",
+                   help="e-value boosting for SDR (default: homo, as SCoRESDR)")
     p.add_argument("--risk-column", default="risk", help="calibration risk column (default: risk)")
     p.add_argument("--score-column", default="score", help="score column in both files (default: score)")
     p.add_argument("--weight-column", default=None,

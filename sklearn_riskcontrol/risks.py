@@ -114,6 +114,12 @@ class Risk:
         return values
 
     @property
+    def binary(self):
+        """True if every loss is 0 or 1 by construction (``"zero_one"``, ``"absolute"``,
+        ``"threshold"``); a callable may return 0/1 on some data without being binary."""
+        return self.func in (_zero_one, _absolute, _threshold)
+
+    @property
     def clips(self):
         """True if this risk clips an unbounded loss at 1 (``"squared"``): a 1 may hide a larger loss."""
         return self.func is _squared

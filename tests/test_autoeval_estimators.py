@@ -418,6 +418,30 @@ def test_fst_selects_the_last_certified_and_matches_rautoeval_select():
     assert sel.testers_[3].delta == 0.1 and sel.test_level_ == 0.1
 
 
+class CountingJudge:
+    """A fitted auto-evaluator that counts the rows it is asked to label."""
+
+    def __init__(self, gamma):
+        self.judge, self.rows = judge_of(gamma), 0
+
+    def predict(self, X):
+        self.rows += len(X)
+        return self.judge(X)
+
+
+def test_a_fitted_judge_labels_each_row_once_for_all_candidates():
+    X, y, y_semi, models = selection_data()
+    judge = CountingJudge(0.95)
+    sel = RiskControlledModelSelector(models, tester=template(autoevaluator=judge),
+                                      procedure="bonferroni").fit(X, y_semi)
+    assert judge.rows == len(X)  # not len(models) * len(X)
+    for k, model in enumerate(models):  # each candidate's test as if run on its own
+        alone = template(delta=0.1 / len(models)).set_params(estimator=model).fit(X, y_semi)
+        assert sel.pvalues_[k] == alone.pvalue_
+        np.testing.assert_array_equal(sel.testers_[k].loss_judge_unlabeled_,
+                                      alone.loss_judge_unlabeled_)
+
+
 def test_fst_stops_at_the_first_failure_and_never_falls_back():
     X, y, y_semi, models = selection_data(errors=(0.3, 0.02, 0.05))
     with pytest.warns(RiskControlWarning, match="first candidate .* not certified"):

@@ -30,9 +30,13 @@ def test_score_sdr_matches_array_layer(tables, tmp_path):
     assert main(args + ["--output", str(out)]) == 0
     got = pd.read_csv(out)
     e = sdr_evalues(risk, s_cal, s_test, 0.3)
-    np.testing.assert_array_equal(got["deploy"], ebh(boost_evalues(e, "hete", random_state=0), 0.3))
+    # default boosting "homo", like SCoRESDR
+    np.testing.assert_array_equal(got["deploy"], ebh(boost_evalues(e, "homo", random_state=0), 0.3))
     np.testing.assert_allclose(got["evalue"], e)
     assert list(got["id"]) == list(range(80))
+    assert main(args + ["--boosting", "hete", "--output", str(out)]) == 0
+    hete = ebh(boost_evalues(e, "hete", random_state=0), 0.3)
+    np.testing.assert_array_equal(pd.read_csv(out)["deploy"], hete)
 
 
 def test_score_mdr_matches_array_layer(tables, tmp_path):

@@ -750,5 +750,51 @@ def test_last_passing_block_screening_equals_every_score(seed, block, max_blocks
     for offset in (0.0, 1.0):
         brute = at_most(a_ext[np.searchsorted(u_c, u_t, side="right")] + offset, budget)
         expected = int(np.flatnonzero(brute)[-1]) if brute.any() else -1
-        got = _last_passing(u_c, a_ext, u_t, budget, offset, block=block, max_blocks=max_blocks)
+        got = _last_passing(Steps(u_c, a_ext), u_t, budget, offset, block=block,
+                            max_blocks=max_blocks)
         assert got == expected
+
+
+class Steps:
+    """``Aw`` given by its steps, the interface of ``conformal._CalibrationSum``."""
+
+    def __init__(self, u_c, a_ext):
+        self.u_c, self.a_ext = u_c, a_ext
+
+    def at(self, x):
+        return self.a_ext[np.searchsorted(self.u_c, x, side="right")]
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_calibration_sum_equals_its_definition(seed):
+    # Both representations (0/1 terms counted, general terms by prefix sums) against the sum.
+    from sklearn_riskcontrol.evalues.conformal import _CalibrationSum
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 80))
+    S = rng.integers(0, 25, n) / 4.0
+    L = rng.choice([0.0, 1.0], n) if seed % 2 else rng.choice([0.0, 0.25, 1.0], n)
+    w = None if seed % 3 else rng.choice([0.5, 1.0, 2.0], n)
+    wl = L if w is None else w * L
+    agg = _CalibrationSum(L, S, w)
+    x = np.r_[-1.0, np.arange(0, 26) / 4.0 + rng.choice([0.0, 0.1], 26), 99.0]
+    np.testing.assert_allclose(agg.at(x), [wl[S <= t].sum() for t in x], rtol=1e-12)
+    for lo, hi in [(-1.0, 99.0), (1.0, 3.0), (2.0, 2.25), (5.0, np.inf)]:
+        np.testing.assert_array_equal(agg.between(lo, hi), np.unique(S[(S > lo) & (S < hi)]))
+
+
+def test_calibration_steps_fast_path_for_0_1_terms_matches_the_prefix_sums():
+    """0/1 terms take the sort-and-count path; halving them forces the argsort path, whose
+    prefix sums of halves are exact, so the two must agree exactly (ties included)."""
+    from sklearn_riskcontrol.evalues.conformal import _calibration_steps
+
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 7, 300):
+        for ties in (False, True):
+            S = rng.integers(0, max(2, n // 4), n) / 7.0 if ties else rng.random(n)
+            L = (rng.random(n) < 0.3).astype(float)
+            u_fast, a_fast = _calibration_steps(L, S, np.ones(n))
+            u_gen, a_gen = _calibration_steps(0.5 * L, S, np.ones(n))
+            np.testing.assert_array_equal(u_fast, u_gen)
+            np.testing.assert_array_equal(0.5 * a_fast, a_gen)
+            assert np.array_equal(u_fast, np.unique(S))

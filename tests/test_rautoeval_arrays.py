@@ -287,7 +287,8 @@ def _coverage(reps, n, method, betting, side, seed=0):
     for _ in range(reps):
         h, g, u = toy(rng, n, risk=risk, gamma=0.85, r=3)
         ci = rautoeval_confidence_interval(h, g, u, delta=delta, method=method, side=side,
-                                           betting=betting)
+                                           betting=betting,
+                                           construction="plugin" if betting == "wsr" else "paper")
         miss += not (ci.low <= risk <= ci.high)
     assert miss / reps <= delta + slack(delta, reps), (method, side, miss)
 
@@ -315,7 +316,7 @@ def test_ci_agrees_with_fine_grid_inversion(betting):
     h, g, u = toy(rng, 120, risk=0.2, gamma=0.9, r=3)
     delta = 0.1
     ci = rautoeval_confidence_interval(h, g, u, delta=delta, betting=betting, n_rho=4,
-                                       tol=1e-9)
+                                       tol=1e-9, construction="paper")
     q = effective_observations(h, g, u, np.linspace(0, 1, 4))
     rho = np.linspace(0, 1, 4)
     strategy = WSR() if betting == "wsr" else UniversalPortfolio()

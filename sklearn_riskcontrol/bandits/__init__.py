@@ -5,7 +5,8 @@ factors, ALS ensemble). Scoring back-ends: :mod:`sklearn_riskcontrol.bandits.ora
 :class:`PULSE`, :class:`UCBE`, :class:`UCBELRF`, :class:`NaivePooling`, :class:`UniformSampling`,
 :class:`BestModelSelector`, :class:`LowRankScoreCompleter`. Synthetic benchmark matrices:
 :func:`make_score_matrix` (and :func:`accuracy_curve`, :func:`budget_to_reach` to summarise
-runs). Plots: :mod:`sklearn_riskcontrol.plotting`.
+runs). Plots: :mod:`sklearn_riskcontrol.plotting`. Durable evaluation stores (resume a killed
+run): :mod:`sklearn_riskcontrol.bandits.store`.
 """
 
 from ._baselines import UniformSampling
@@ -13,7 +14,16 @@ from ._completer import LowRankScoreCompleter
 from ._pulse import PULSE, NaivePooling, freedman_radius
 from ._selector import BestModelSelector
 from ._ucbe import UCBE, UCBELRF
-from .oracles import CallableOracle, EstimatorOracle, MatrixOracle, ScoreOracle, as_oracle
+from .oracles import (
+    CallableOracle,
+    CostBudgetReached,
+    EstimatorOracle,
+    EvaluationError,
+    MatrixOracle,
+    ScoreOracle,
+    as_oracle,
+)
+from .store import EvaluationStore, SQLiteStore
 from .simulate import accuracy_curve, budget_to_reach, make_score_matrix
 
 __all__ = [
@@ -29,6 +39,10 @@ __all__ = [
     "EstimatorOracle",
     "CallableOracle",
     "as_oracle",
+    "EvaluationStore",
+    "SQLiteStore",
+    "EvaluationError",
+    "CostBudgetReached",
     "freedman_radius",
     "make_score_matrix",
     "accuracy_curve",

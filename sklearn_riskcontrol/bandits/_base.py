@@ -6,8 +6,15 @@ only after it succeeded is it removed from the queue and folded into the strateg
 If the oracle raises (an LLM call failing, Ctrl-C), the failed query stays at the head of the
 queue, the fitted attributes are set from what has been paid for, and the exception propagates;
 ``resume()`` re-issues exactly the same query (so the sampling design, hence unbiasedness, is
-unchanged) and continues.
+unchanged) and continues. An oracle's cost budget (:class:`CostBudgetReached`) stops the run the
+same way, without raising: ``completed_`` is False and a warning says how to continue.
+
+A run's queries depend only on ``random_state`` and on the scores returned, so a new process
+that runs the same strategy against an oracle with the same durable store replays the stopped
+run exactly (every stored cell is read back instead of bought) and continues it.
 """
+
+import warnings
 
 from collections import deque
 from numbers import Integral
@@ -18,8 +25,8 @@ from sklearn.utils._param_validation import Interval, RealNotInt
 from sklearn.utils.validation import check_is_fitted
 
 from .._progress import Progress
-from .._validation import RANDOM_STATE, check_random_state, check_score_matrix
-from .oracles import MatrixOracle, as_oracle
+from .._validation import RANDOM_STATE, check_random_state, check_score_matrix, warn
+from .oracles import CostBudgetReached, MatrixOracle, as_oracle
 
 
 def _argmax(values, priority):
@@ -138,6 +145,14 @@ class _BaseStrategy(BaseEstimator):
         else:
             side = self._check_side(side_scores, oracle)
             budget = self._resolve_budget(oracle)
+            if oracle.store_ is not None and not isinstance(self.random_state, Integral):
+                warn(
+                    f"{type(self).__name__} runs with a store but random_state="
+                    f"{self.random_state!r}: a run continued in a new process draws other "
+                    "examples, so it does not replay the stopped run (no score is bought twice, "
+                    "but the decisions can differ and stored cells may go unused); pass an "
+                    "integer random_state."
+                )
             st = _RunState(oracle, budget, check_random_state(self.random_state))
             self.oracle_ = oracle
             self._state = st
@@ -274,6 +289,14 @@ class _BaseStrategy(BaseEstimator):
                 else:
                     values = oracle.query_cells(rows, cols)
                 self._check_values(values, rows)
+            except CostBudgetReached as exc:
+                self._finalize(st, completed=False)
+                warn(
+                    f"{type(self).__name__} stopped after {st.n_used} of {st.budget} "
+                    f"evaluations: {exc} Raise the oracle's max_cost and call resume() (or fit "
+                    "again on an oracle with the same store) to continue."
+                )
+                return
             except BaseException as exc:
                 self._finalize(st, completed=False)
                 if hasattr(exc, "add_note"):
@@ -303,8 +326,27 @@ class _BaseStrategy(BaseEstimator):
             )
         if bar.due(st.n_used):
             best = st.hist_best[-1]
-            bar.update(st.n_used, step=st.step, best_model=best,
-                       estimate=f"{_clip_means(self._current_means(st))[best]:.4f}")
+            info = {"step": st.step, "best_model": best,
+                    "estimate": f"{_clip_means(self._current_means(st))[best]:.4f}"}
+            ci = self._progress_interval(st, best)
+            if ci is not None:
+                info["95% interval"] = f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+            oracle = self.oracle_
+            info["bought"] = oracle.n_purchased_
+            if oracle.n_reused_:
+                info["from store"] = oracle.n_reused_
+            if oracle.cost is not None:
+                info["cost"] = f"{oracle.cost_:.4g}"
+            bar.update(st.n_used, **info)
+
+    def _progress_interval(self, st, best):
+        """The current best model's 95% simultaneous interval (strategies that give them)."""
+        if not hasattr(self, "confidence_intervals") or not st.n_used:
+            return None
+        self._finalize(st, completed=False)  # the fitted attributes the intervals read
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return self.confidence_intervals(0.05)[best]
 
     def _finalize(self, st, completed):
         self.means_ = _clip_means(self._current_means(st))
@@ -369,6 +411,7 @@ _COMMON_ATTRS_DOC = """\
         accuracy-vs-budget curves), and ``"arm"``, the model scored at that step (-1 if none or
         several).
     completed_ : bool
-        False if the run stopped because the scoring back-end raised (see ``resume``).
+        False if the run stopped because the scoring back-end raised or the oracle's cost
+        budget was reached (see ``resume``).
     oracle_ : ScoreOracle
         The oracle that was queried (holds every score bought)."""

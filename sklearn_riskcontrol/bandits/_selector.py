@@ -1,5 +1,6 @@
 """BestModelSelector: pick the best of several candidate estimators within an evaluation budget."""
 
+import os
 from numbers import Real
 
 import numpy as np
@@ -14,6 +15,7 @@ from .._validation import RANDOM_STATE, check_labels, check_random_state
 from .._wrapping import copy_feature_info, fit_clone, is_fitted
 from ._pulse import PULSE
 from .oracles import EstimatorOracle
+from .store import EvaluationStore
 
 __all__ = ["BestModelSelector"]
 
@@ -83,6 +85,12 @@ class BestModelSelector(MetaEstimatorMixin, BaseEstimator):
         Fraction of ``(X, y)`` used as the evaluation pool when some candidate must be fitted.
     random_state : int, RandomState, numpy.random.Generator or None, default=None
         Seeds the split and the default strategy.
+    store : str, path-like, EvaluationStore or None, default=None
+        Durable store of every evaluation bought (a path opens a
+        :class:`~sklearn_riskcontrol.bandits.SQLiteStore`): a ``fit`` in a new process with
+        the same store, candidates, pool and an integer ``random_state`` replays the stopped
+        run, reads the stored scores back instead of recomputing them, and ends with the same
+        selection. See :doc:`/running_evaluations`.
 
     Attributes
     ----------
@@ -153,16 +161,18 @@ class BestModelSelector(MetaEstimatorMixin, BaseEstimator):
         "response_method": [StrOptions({"predict", "predict_proba", "decision_function"})],
         "calib_size": [Interval(Real, 0, 1, closed="neither")],
         "random_state": RANDOM_STATE,
+        "store": [None, str, os.PathLike, EvaluationStore],
     }
 
     def __init__(self, estimators, *, strategy=None, scoring=None, response_method="predict",
-                 calib_size=0.5, random_state=None):
+                 calib_size=0.5, random_state=None, store=None):
         self.estimators = estimators
         self.strategy = strategy
         self.scoring = scoring
         self.response_method = response_method
         self.calib_size = calib_size
         self.random_state = random_state
+        self.store = store
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, *, side_scores=None):
@@ -219,7 +229,8 @@ class BestModelSelector(MetaEstimatorMixin, BaseEstimator):
             ]
         n_pool = _num_samples(X_pool)
         oracle = EstimatorOracle(
-            estimators, X_pool, y_pool, scoring=self.scoring, response_method=self.response_method
+            estimators, X_pool, y_pool, scoring=self.scoring, response_method=self.response_method,
+            store=self.store,
         )
         if self.strategy is None:
             b = max(1, min(16, n_pool // 4))

@@ -14,7 +14,19 @@ back-ends are provided:
 Every oracle caches what it returned: a cell is bought (``n_evaluations_``) exactly once, asking
 for it again is free. If the back-end raises, nothing of that call is cached and everything bought
 before is kept; the strategies use this to stop cleanly and to ``resume()``.
+
+With ``store=`` (a file path or an :class:`~sklearn_riskcontrol.bandits.store.EvaluationStore`)
+every score bought is also committed to a durable store before it is returned, and cells found
+in the store are returned without calling the back-end, so a new process continues a killed run
+(see :doc:`/running_evaluations`). :class:`CallableOracle` adds what real, paid, I/O-bound
+back-ends need: retries with exponential backoff, a timeout, a bounded thread pool, a rate limit
+and a cost budget.
 """
+
+import hashlib
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 import numpy as np
 
@@ -25,8 +37,11 @@ from .._validation import (
     check_returned_scores,
     check_score_matrix,
 )
+from .store import EvaluationRecord, RateLimiter, as_store
 
 __all__ = [
+    "EvaluationError",
+    "CostBudgetReached",
     "ScoreOracle",
     "MatrixOracle",
     "EstimatorOracle",
@@ -35,6 +50,55 @@ __all__ = [
     "ScaledAbsoluteError",
     "resolve_scoring",
 ]
+
+
+class EvaluationError(RuntimeError):
+    """A back-end call still failed after all its retries; the message names the cells.
+
+    The scores bought before are kept (and saved in the store, if any); the strategy stops and
+    can ``resume()``.
+
+    Examples
+    --------
+    >>> from sklearn_riskcontrol.bandits import CallableOracle, EvaluationError
+    >>> def down(model_index, example_indices):
+    ...     raise ConnectionError("endpoint down")
+    >>> oracle = CallableOracle(down, n_models=2, n_examples=5, max_retries=2, retry_backoff=0)
+    >>> try:
+    ...     oracle.query(1, [3])
+    ... except EvaluationError as exc:
+    ...     print(exc)  # doctest: +NORMALIZE_WHITESPACE
+    Scoring the cell (model 1, example 3) failed on all 3 attempts (max_retries=2); the last
+    error was ConnectionError: endpoint down. The scores bought before are kept; raise
+    max_retries or fix the back-end, then resume().
+    """
+
+
+class CostBudgetReached(RuntimeError):
+    """The cost already spent reached ``max_cost``: the oracle starts no more back-end calls.
+
+    A strategy that meets it stops cleanly (``completed_`` is False, a warning says so) with
+    every score bought saved; raise ``max_cost`` and call ``resume()`` (or ``fit`` again with
+    the same store) to continue.
+
+    Examples
+    --------
+    >>> from sklearn_riskcontrol.bandits import CallableOracle, CostBudgetReached
+    >>> oracle = CallableOracle(lambda i, J: J % 2, n_models=2, n_examples=10,
+    ...                         cost=0.5, max_cost=1.0)
+    >>> oracle.query(0, [0, 1])
+    array([0., 1.])
+    >>> try:
+    ...     oracle.query(0, [2])
+    ... except CostBudgetReached as exc:
+    ...     print(exc)  # doctest: +NORMALIZE_WHITESPACE
+    The cost spent, 1, reached max_cost=1; no more back-end calls are made (the scores
+    bought are kept).
+    """
+
+
+_MAX_BACKOFF = 60.0  # seconds: the longest wait between two attempts
+_COST_LOCK = threading.Lock()  # cost_ is added to from the worker threads
 
 
 class ScoreOracle:
@@ -55,7 +119,19 @@ class ScoreOracle:
     n_evaluations_ : int
         Number of cells bought (each counted once, however often it is asked for).
     n_calls_ : int
-        Number of calls made to the back-end.
+        Number of successful calls made to the back-end.
+    n_purchased_ : int
+        Cells bought from the back-end by this object (cells read back from the store and
+        cached cells are not counted).
+    n_reused_ : int
+        Cells read back from the store instead of bought.
+    n_retries_ : int
+        Back-end calls that failed and were retried.
+    cost_ : float
+        Cost spent on the run: the costs saved in the store when it was opened plus the cost
+        of every call made since (0 when no cost is known).
+    store_ : EvaluationStore or None
+        The durable store every bought score is committed to.
 
     Examples
     --------
@@ -71,6 +147,19 @@ class ScoreOracle:
     (array([1., 0., 1.]), 3)
     """
 
+    # How cells are bought; CallableOracle exposes these as parameters.
+    store_ = None
+    cost = None
+    max_cost = None
+    max_concurrency = 1
+    chunk_size = None
+    rate_limit = None
+    max_retries = 0
+    retry_backoff = 0.0
+    timeout = None
+    _clock = staticmethod(time.monotonic)  # replaceable (tests use a fake clock)
+    _sleep = staticmethod(time.sleep)
+
     def _init_cache(self, n_models, n_examples):
         self.n_models = int(n_models)
         self.n_examples = int(n_examples)
@@ -78,6 +167,46 @@ class ScoreOracle:
         self.revealed_ = np.zeros((self.n_models, self.n_examples), dtype=bool)
         self.n_evaluations_ = 0
         self.n_calls_ = 0
+        self.n_purchased_ = 0
+        self.n_reused_ = 0
+        self.n_retries_ = 0
+        self.cost_ = 0.0 if self.store_ is None else self.store_.summary()[1]
+
+    def _attach_store(self, store, config=None, model_ids=None, example_ids=None):
+        """Open ``store`` (path or EvaluationStore) with this oracle's run configuration.
+
+        The configuration is what makes a score: the oracle type, the matrix size, the ids
+        (model ids in full, example ids as a digest) and the entries of ``config``.
+        """
+        self._model_ids = _check_ids(model_ids, "model_ids", self.n_models)
+        self._example_ids = _check_ids(example_ids, "example_ids", self.n_examples)
+        store = as_store(store)
+        if store is not None:
+            full = {
+                "oracle": type(self).__name__,
+                "n_models": self.n_models,
+                "n_examples": self.n_examples,
+                "model_ids": None if model_ids is None else list(self._model_ids),
+                "example_ids_sha256": None if example_ids is None else _digest(self._example_ids),
+            }
+            full.update(config or {})
+            store.open(full)
+            self.store_ = store
+            self.cost_ = store.summary()[1]
+        return store
+
+    def _mid(self, i):
+        ids = getattr(self, "_model_ids", None)
+        return str(i) if ids is None else ids[i]
+
+    def _eid(self, j):
+        ids = getattr(self, "_example_ids", None)
+        return str(j) if ids is None else ids[j]
+
+    def __getstate__(self):  # a rate limiter holds a lock: it restarts after unpickling
+        state = self.__dict__.copy()
+        state.pop("_limiter", None)
+        return state
 
     @property
     def shape(self):
@@ -92,13 +221,204 @@ class ScoreOracle:
 
     def _buy(self, i, new):
         """Fetch, validate and cache the not yet revealed examples ``new`` of model ``i``."""
-        values = self._fetch(i, new)
-        self._check_range(values, i, new)
-        values = check_returned_scores(values, new.size, i)
-        self.n_calls_ += 1
-        self.cached_scores_[i, new] = values
-        self.revealed_[i, new] = True
-        self.n_evaluations_ += new.size
+        self._buy_cells(np.full(new.size, i, dtype=np.int64), new)
+
+    def _buy_cells(self, r, c):
+        """Buy the distinct, not yet revealed cells ``(r, c)``.
+
+        Cells found in the store are read back; the others are split into back-end calls (one
+        model each, at most ``chunk_size`` examples), run on up to ``max_concurrency`` threads,
+        and each successful call is validated, committed to the store and cached before the
+        next result is looked at (calls that finished together share one transaction). The
+        cache is filled by cell, so what a strategy receives does not depend on the order in
+        which calls complete. If calls fail, every other call started is still awaited and
+        saved, then the error of the first failed call (in cell order) is raised.
+        """
+        if self.store_ is not None:
+            keys = [(self._mid(i), self._eid(j)) for i, j in zip(r.tolist(), c.tolist())]
+            found = self.store_.get_many(keys)
+            if found:
+                hit = np.array([k in found for k in keys])
+                self.cached_scores_[r[hit], c[hit]] = [found[k].score for k in keys if k in found]
+                self.revealed_[r[hit], c[hit]] = True
+                self.n_evaluations_ += int(hit.sum())
+                self.n_reused_ += int(hit.sum())
+                r, c = r[~hit], c[~hit]
+        if not r.size:
+            return
+        order = np.lexsort((c, r))
+        r, c = r[order], c[order]
+        size = r.size if self.chunk_size is None else int(self.chunk_size)
+        starts = np.flatnonzero(np.r_[True, r[1:] != r[:-1]])
+        ends = np.r_[starts[1:], r.size]
+        calls = [(int(r[s]), c[k : min(k + size, e)])
+                 for s, e in zip(starts, ends) for k in range(s, e, size)]
+        retries = []  # list.append is atomic: workers count their retries here
+        try:
+            if self.max_concurrency == 1 or len(calls) == 1:
+                for i, J in calls:
+                    self._commit([(i, J, *self._validated(i, J, self._attempt(i, J, retries)))])
+                return
+            errors = {}
+            with ThreadPoolExecutor(max_workers=min(int(self.max_concurrency), len(calls))) as pool:
+                futures = {pool.submit(self._attempt, i, J, retries): k
+                           for k, (i, J) in enumerate(calls)}
+                pending = set(futures)
+                try:
+                    while pending:
+                        done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                        self._commit(self._collect(done, futures, calls, errors))
+                        if errors:  # start nothing new; finish (and save) what runs
+                            for fut in pending:
+                                fut.cancel()
+                except BaseException:  # Ctrl-C, SystemExit: save the calls that complete
+                    for fut in pending:
+                        fut.cancel()
+                    done, _ = wait(pending)
+                    try:
+                        self._commit(self._collect(done, futures, calls, {}))
+                    finally:
+                        raise
+            if errors:
+                raise errors[min(errors)]
+        finally:
+            self.n_retries_ += len(retries)
+
+    def _collect(self, done, futures, calls, errors):
+        """Validated results of the finished calls ``done`` (failures go to ``errors``)."""
+        group = []
+        for fut in sorted(done, key=futures.get):
+            if fut.cancelled():
+                continue
+            k = futures[fut]
+            try:
+                group.append((*calls[k], *self._validated(*calls[k], fut.result())))
+            except BaseException as exc:  # raised once the calls running are saved
+                errors[k] = exc
+        return group
+
+    def _attempt(self, i, J, retries):
+        """One back-end call with its retries; returns ``(scores, per-cell costs or None)``."""
+        last = None
+        attempts = int(self.max_retries) + 1
+        for attempt in range(attempts):
+            if self.max_cost is not None and self.cost_ >= self.max_cost:
+                raise CostBudgetReached(
+                    f"The cost spent, {self.cost_:g}, reached max_cost={self.max_cost:g}; no more "
+                    "back-end calls are made (the scores bought are kept)."
+                )
+            if self.rate_limit is not None:
+                limiter = getattr(self, "_limiter", None)
+                if limiter is None:
+                    limiter = self._limiter = RateLimiter(self.rate_limit, clock=self._clock,
+                                                          sleep=self._sleep)
+                limiter.acquire()
+            try:
+                out = self._call_with_timeout(i, J)
+            except Exception as exc:
+                last = exc
+            else:
+                out, costs = self._split_cost(out, i, J)
+                if costs is not None:  # spent, even if the scores turn out unusable
+                    with _COST_LOCK:
+                        self.cost_ += float(costs.sum())
+                return out, costs
+            if attempt + 1 < attempts:
+                retries.append(1)
+                delay = self._backoff(i, J, attempt)
+                if delay > 0:
+                    self._sleep(delay)
+        cells = _describe_cells(self._mid(i), [self._eid(j) for j in J.tolist()])
+        if attempts == 1:  # no retry asked for: the back-end's own exception, with the cells
+            if hasattr(last, "add_note"):
+                last.add_note(f"(raised while scoring {cells})")
+            raise last
+        raise EvaluationError(
+            f"Scoring {cells} failed on all {attempts} attempts (max_retries={self.max_retries}); "
+            f"the last error was {type(last).__name__}: {last}. The scores bought before are "
+            "kept; raise max_retries or fix the back-end, then resume()."
+        ) from last
+
+    def _backoff(self, i, J, attempt):
+        """Exponential backoff with jitter: ``retry_backoff * 2**attempt * U(0.5, 1)``.
+
+        The jitter comes from a generator seeded by the cell and the attempt, so waits are
+        reproducible; they never change a result.
+        """
+        if not self.retry_backoff:
+            return 0.0
+        u = np.random.default_rng([int(i), int(J[0]), int(attempt)]).uniform(0.5, 1.0)
+        return min(float(self.retry_backoff) * 2.0**attempt * u, _MAX_BACKOFF)
+
+    def _call_with_timeout(self, i, J):
+        if self.timeout is None:
+            return self._fetch(i, J)
+        box = {}
+
+        def target():
+            try:
+                box["out"] = self._fetch(i, J)
+            except BaseException as exc:  # handed to the caller
+                box["exc"] = exc
+
+        worker = threading.Thread(target=target, daemon=True)
+        worker.start()
+        worker.join(self.timeout)
+        if worker.is_alive():
+            raise TimeoutError(
+                f"the back-end did not answer within timeout={self.timeout:g} s (the call is "
+                "abandoned: Python cannot cancel it, its answer is discarded)"
+            )
+        if "exc" in box:
+            raise box["exc"]
+        return box["out"]
+
+    def _split_cost(self, out, i, J):
+        """Separate ``(scores, cost)`` when the back-end reports costs; per-cell costs."""
+        if self.cost is None:
+            return out, None
+        if isinstance(self.cost, str):  # "returned"
+            if not (isinstance(out, (tuple, list)) and len(out) == 2):
+                raise TypeError(
+                    f"With cost='returned' the scoring function must return (scores, cost); for "
+                    f"model {i} it returned {type(out).__name__}."
+                )
+            out, cost = out
+            cost = np.asarray(cost, dtype=float)
+            if cost.ndim == 0:
+                cost = np.full(J.size, float(cost) / J.size)
+            if cost.shape != (J.size,) or not np.all(np.isfinite(cost)) or np.any(cost < 0):
+                raise ValueError(
+                    f"The cost returned for model {i} must be a finite number >= 0 (the whole "
+                    f"call) or one per example ({J.size}); got {cost!r}."
+                )
+            return out, cost
+        return out, np.full(J.size, float(self.cost))
+
+    def _validated(self, i, J, result):
+        """The scores and per-cell costs of one call, checked (a defect raises, naming the cell)."""
+        values, costs = result
+        self._check_range(values, i, J)
+        return check_returned_scores(values, J.size, i), costs
+
+    def _commit(self, calls):
+        """Commit the validated calls ``(i, J, scores, costs)`` in one transaction, then cache."""
+        if not calls:
+            return
+        if self.store_ is not None:
+            now = time.time()
+            self.store_.put_many([
+                EvaluationRecord(self._mid(i), self._eid(j), v, k, now)
+                for i, J, values, costs in calls
+                for j, v, k in zip(J.tolist(), values.tolist(),
+                                   [None] * J.size if costs is None else costs.tolist())
+            ])
+        for i, J, values, costs in calls:
+            self.n_calls_ += 1
+            self.cached_scores_[i, J] = values
+            self.revealed_[i, J] = True
+            self.n_evaluations_ += J.size
+            self.n_purchased_ += J.size
 
     def _describe(self, i):
         return f"model {i}"
@@ -167,18 +487,16 @@ class ScoreOracle:
         need = ~self.revealed_[rows, cols]
         if need.any():
             r, c = rows[need], cols[need]
-            order = np.argsort(r, kind="stable")
-            r, c = r[order], c[order]
-            starts = np.flatnonzero(np.r_[True, r[1:] != r[:-1]])
-            ends = np.r_[starts[1:], r.size]
-            for s, e in zip(starts, ends):
-                i = int(r[s])
-                self._check_available(i, c[s:e])
-                self._buy(i, np.unique(c[s:e]))
+            avail = self.available_mask()
+            if avail is not None and not avail[r, c].all():
+                k = int(np.flatnonzero(~avail[r, c])[0])
+                self._check_available(int(r[k]), c[k : k + 1])
+            flat = np.unique(r * self.n_examples + c)
+            self._buy_cells(*np.divmod(flat, self.n_examples))
         return self.cached_scores_[rows, cols].copy()
 
     def clear_cache(self):
-        """Forget every cached score and reset the counters."""
+        """Forget every cached score and reset the counters (the store, if any, is kept)."""
         self._init_cache(self.n_models, self.n_examples)
         return self
 
@@ -200,6 +518,13 @@ class MatrixOracle(ScoreOracle):
         What a NaN means. ``"error"``: the matrix must be complete. ``"exclude"``: NaN marks a
         cell that is not available (the model was never run on that example); each model's mean
         is then over its available examples and strategies never ask for the missing cells.
+    store : str, path-like, EvaluationStore or None, default=None
+        Durable store of the revealed cells (a path opens a
+        :class:`~sklearn_riskcontrol.bandits.SQLiteStore`); its run configuration includes a
+        digest of ``scores``, so a store written for another table is refused. Mostly useful
+        to record which cells a run looked at (the command line's ``best-model --store``).
+    model_ids, example_ids : sequence of str or None, default=None
+        Names of the rows and columns, used as the store's keys (default: the indices).
 
     Examples
     --------
@@ -212,7 +537,7 @@ class MatrixOracle(ScoreOracle):
     (array([1.]), 2)
     """
 
-    def __init__(self, scores, *, missing="error"):
+    def __init__(self, scores, *, missing="error", store=None, model_ids=None, example_ids=None):
         if missing not in ("error", "exclude"):
             raise ValueError(f"`missing` must be 'error' or 'exclude'; got {missing!r}.")
         self.missing = missing
@@ -231,6 +556,8 @@ class MatrixOracle(ScoreOracle):
                 raise ValueError(f"`scores` row {i} has no available cell (all NaN); drop that model.")
             self._avail = None if avail.all() else avail
         self._init_cache(*self.scores.shape)
+        self.store = store
+        self._attach_store(store, {"scores_sha256": _digest(self.scores)}, model_ids, example_ids)
 
     def available_mask(self):
         return self._avail
@@ -239,6 +566,8 @@ class MatrixOracle(ScoreOracle):
         return self.scores[model_index, example_indices]
 
     def query_cells(self, rows, cols):
+        if self.store_ is not None:  # cell by cell through the store
+            return super().query_cells(rows, cols)
         rows = check_indices(rows, "rows", self.n_models)
         cols = check_indices(cols, "cols", self.n_examples)
         if rows.shape != cols.shape:
@@ -257,6 +586,7 @@ class MatrixOracle(ScoreOracle):
             self.cached_scores_[r, c] = self.scores[r, c]
             self.revealed_[r, c] = True
             self.n_evaluations_ += flat.size
+            self.n_purchased_ += flat.size
             self.n_calls_ += 1
         return self.cached_scores_[rows, cols].copy()
 
@@ -268,15 +598,66 @@ class MatrixOracle(ScoreOracle):
 class CallableOracle(ScoreOracle):
     """Scores from a user function, e.g. an LLM call followed by a judge.
 
+    Built for paid, slow, unreliable back-ends: every score can be committed to a durable
+    ``store`` before it is used (a new process continues a killed run without buying anything
+    twice), failed calls are retried with exponential backoff, calls run on a bounded thread
+    pool under an optional rate limit, and a cost budget stops the run cleanly. See
+    :doc:`/running_evaluations`.
+
     Parameters
     ----------
     score : callable
         ``score(model_index, example_indices) -> scores``: ``model_index`` is an int,
         ``example_indices`` a 1-d int array of distinct examples not scored before for that
-        model; it returns one score in ``[0, 1]`` per example (higher = better). If it raises,
-        the strategy stops, keeps every score already bought and can ``resume()``.
+        model (at most ``chunk_size`` of them); it returns one score in ``[0, 1]`` per example
+        (higher = better), or ``(scores, cost)`` with ``cost="returned"``. With
+        ``max_concurrency > 1`` it is called from several threads at once. If it still raises
+        after its retries, the strategy stops, keeps every score already bought and can
+        ``resume()``.
     n_models, n_examples : int
         Size of the (virtual) score matrix.
+    store : str, path-like, EvaluationStore or None, default=None
+        Durable store of the bought scores: a file path opens (or creates) a
+        :class:`~sklearn_riskcontrol.bandits.SQLiteStore`. Cells already stored are returned
+        without calling ``score``; each successful call is committed before its scores are
+        used. A store created with another run configuration is refused.
+    run_config : dict or None, default=None
+        JSON-serializable description of what makes a score (model versions, prompt, judge,
+        temperature, ...), saved in the store with the matrix size and the ids; reopening the
+        store with a different one raises a ``ValueError`` naming both.
+    model_ids, example_ids : sequence of str or None, default=None
+        Names of the models and examples, the store's keys (default: the indices), so that a
+        store reads well and can be shared by runs over other subsets.
+    cost : float, "returned" or None, default=None
+        Cost of an evaluation: a fixed cost per cell, or ``"returned"`` when ``score`` returns
+        ``(scores, cost)`` with ``cost`` one number for the call (split equally over its cells)
+        or one per example. Saved with each score; ``cost_`` sums it.
+    max_cost : float or None, default=None
+        Cost budget of the run (costs already in the store included). Once ``cost_`` reaches
+        it, no new call starts: the oracle raises :class:`CostBudgetReached` and a strategy
+        stops cleanly, state saved. Calls already running finish, so the total can exceed
+        ``max_cost`` by the cost of at most ``max_concurrency`` calls.
+    max_concurrency : int, default=1
+        Number of back-end calls run at once (threads) when a batch needs several calls. The
+        results do not depend on it, nor on the order in which calls complete.
+    chunk_size : int or None, default=None
+        At most this many examples per call (``1`` for a one-example-per-request API). ``None``:
+        all the examples of a model in a batch in one call.
+    rate_limit : float or None, default=None
+        At most this many calls per minute (calls are spaced ``60 / rate_limit`` seconds
+        apart; retries count as calls).
+    max_retries : int, default=0
+        Attempts after the first one for a call that raises or times out. When they are all
+        spent, :class:`EvaluationError` names the cells (with 0, the back-end's own exception
+        propagates, with the cells in a note).
+    retry_backoff : float, default=1.0
+        Wait before retry ``k`` (from 0): ``retry_backoff * 2**k * u`` seconds, ``u`` uniform
+        in [0.5, 1] from a generator seeded by the cell and ``k`` (capped at 60 s); 0 retries
+        at once.
+    timeout : float or None, default=None
+        Seconds after which a call counts as failed (and is retried). Python cannot stop a
+        running call: it is abandoned and its answer discarded, though a paid API may still
+        charge for it; prefer your client's own timeout when it has one.
 
     Examples
     --------
@@ -286,16 +667,104 @@ class CallableOracle(ScoreOracle):
     >>> oracle = CallableOracle(score, n_models=3, n_examples=10)
     >>> oracle.query(1, [0, 1, 3])
     array([1., 0., 1.])
+
+    A durable store: a second oracle (as a new process would build it) reuses the scores.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "run.db")
+    >>> first = CallableOracle(score, 3, 10, store=path, cost=0.01, run_config={"judge": "v1"})
+    >>> first.query(1, [0, 1, 3]), first.n_purchased_
+    (array([1., 0., 1.]), 3)
+    >>> again = CallableOracle(score, 3, 10, store=path, cost=0.01, run_config={"judge": "v1"})
+    >>> again.query(1, [0, 1, 3, 4]), again.n_purchased_, again.n_reused_, round(again.cost_, 2)
+    (array([1., 0., 1., 0.]), 1, 3, 0.04)
     """
 
-    def __init__(self, score, n_models, n_examples):
+    def __init__(self, score, n_models, n_examples, *, store=None, run_config=None,
+                 model_ids=None, example_ids=None, cost=None, max_cost=None, max_concurrency=1,
+                 chunk_size=None, rate_limit=None, max_retries=0, retry_backoff=1.0,
+                 timeout=None):
         if not callable(score):
             raise TypeError(f"`score` must be callable score(model_index, example_indices); got {score!r}.")
         self.score = score
+        if not (cost is None or cost == "returned"
+                or (isinstance(cost, (int, float, np.number)) and not isinstance(cost, bool)
+                    and np.isfinite(cost) and cost >= 0)):
+            raise ValueError(
+                f"`cost` must be None, a number >= 0 (the cost of one evaluation) or 'returned' "
+                f"(score returns (scores, cost)); got {cost!r}."
+            )
+        self.cost = cost
+        self.max_cost = _check_optional(max_cost, "max_cost", lambda v: v > 0, "a number > 0")
+        if self.max_cost is not None and cost is None:
+            raise ValueError(
+                "`max_cost` needs costs: pass `cost` (a cost per evaluation, or 'returned' when "
+                "score returns (scores, cost))."
+            )
+        self.max_concurrency = _positive_int(max_concurrency, "max_concurrency")
+        self.chunk_size = None if chunk_size is None else _positive_int(chunk_size, "chunk_size")
+        self.rate_limit = _check_optional(rate_limit, "rate_limit", lambda v: v > 0,
+                                          "a number of calls per minute > 0")
+        if (isinstance(max_retries, (bool, np.bool_))
+                or not isinstance(max_retries, (int, np.integer)) or max_retries < 0):
+            raise ValueError(f"`max_retries` must be an integer >= 0; got {max_retries!r}.")
+        self.max_retries = int(max_retries)
+        self.retry_backoff = _check_optional(retry_backoff, "retry_backoff", lambda v: v >= 0,
+                                             "a number of seconds >= 0", allow_none=False)
+        self.timeout = _check_optional(timeout, "timeout", lambda v: v > 0, "a number of seconds > 0")
         self._init_cache(_positive_int(n_models, "n_models"), _positive_int(n_examples, "n_examples"))
+        if run_config is not None and not isinstance(run_config, dict):
+            raise TypeError(f"`run_config` must be a dict (JSON-serializable); got {run_config!r}.")
+        self.store = store
+        self.run_config = run_config
+        self._attach_store(store, None if run_config is None else {"run_config": run_config},
+                           model_ids, example_ids)
 
     def _fetch(self, model_index, example_indices):
         return self.score(model_index, example_indices)
+
+
+def _check_optional(value, name, ok, what, allow_none=True):
+    if value is None and allow_none:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)) \
+            or not np.isfinite(value) or not ok(value):
+        raise ValueError(f"`{name}` must be {what}" + (" or None" if allow_none else "")
+                         + f"; got {value!r}.")
+    return float(value)
+
+
+def _check_ids(ids, name, n):
+    """Ids (as str) of the rows or columns, unique, one per index; ``None`` = the indices."""
+    if ids is None:
+        return None
+    if isinstance(ids, str):
+        raise TypeError(f"`{name}` must be a sequence of ids, one per index; got a string.")
+    ids = [str(v) for v in ids]
+    if len(ids) != n:
+        raise ValueError(f"`{name}` must have one id per index ({n}); got {len(ids)}.")
+    if len(set(ids)) != n:
+        dup = next(v for k, v in enumerate(ids) if v in ids[:k])
+        raise ValueError(f"`{name}` must be unique (the store's keys); {dup!r} appears twice.")
+    return ids
+
+
+def _digest(obj):
+    """Short sha256 of an array or a list of strings (part of a store's run configuration)."""
+    h = hashlib.sha256()
+    if isinstance(obj, np.ndarray):
+        h.update(str(obj.shape).encode())
+        h.update(np.ascontiguousarray(obj, dtype=float).tobytes())
+    else:
+        h.update("\x1f".join(obj).encode())
+    return h.hexdigest()[:16]
+
+
+def _describe_cells(model, examples):
+    if len(examples) == 1:
+        return f"the cell (model {model}, example {examples[0]})"
+    shown = ", ".join(examples[:5]) + (", ..." if len(examples) > 5 else "")
+    return f"the {len(examples)} cells of model {model} on examples {shown}"
 
 
 def _positive_int(value, name):
@@ -439,6 +908,11 @@ class EstimatorOracle(ScoreOracle):
     response_method : {"predict", "predict_proba", "decision_function"}, default="predict"
         Method whose output is passed to ``scoring`` as ``y_pred`` (the strings and the default
         need ``"predict"``).
+    store : str, path-like, EvaluationStore or None, default=None
+        Durable store of the bought scores (a path opens a
+        :class:`~sklearn_riskcontrol.bandits.SQLiteStore`). The run configuration saved with
+        it names the candidates' classes and the scoring, with digests of ``X`` and ``y``, so
+        a store written for another pool is refused.
 
     Attributes
     ----------
@@ -463,7 +937,7 @@ class EstimatorOracle(ScoreOracle):
     (3,)
     """
 
-    def __init__(self, estimators, X, y, *, scoring=None, response_method="predict"):
+    def __init__(self, estimators, X, y, *, scoring=None, response_method="predict", store=None):
         from sklearn.utils.validation import check_is_fitted
 
         estimators = list(estimators)
@@ -495,6 +969,18 @@ class EstimatorOracle(ScoreOracle):
         self.response_method = response_method
         self.scoring_ = resolve_scoring(scoring, estimators, y, response_method)
         self._init_cache(len(estimators), n)
+        self.store = store
+        if store is not None:
+            from joblib import hash as joblib_hash
+
+            config = {
+                "estimators": [type(e).__name__ for e in estimators],
+                "scoring": getattr(self.scoring_, "__qualname__", None) or repr(self.scoring_),
+                "response_method": response_method,
+                "X_hash": joblib_hash(X),
+                "y_hash": joblib_hash(y),
+            }
+            self._attach_store(store, config)
 
     def _describe(self, i):
         return f"estimators[{i}] ({type(self.estimators[i]).__name__})"

@@ -24,6 +24,14 @@ from .betting import (
 )
 from .bounds import ConcentrationResult, concentration_threshold
 from .conformal import mdr_decisions, mdr_evalues, sdr_evalues
+from .ltt import (
+    binomial_pvalues,
+    fallback,
+    hb_pvalues,
+    hoeffding_pvalues,
+    threshold_pvalues,
+    wsr_pvalues,
+)
 from .testing import bh, bonferroni, boost_evalues, ebh, fixed_sequence
 
 __all__ = [
@@ -37,6 +45,12 @@ __all__ = [
     "bonferroni",
     "concentration_threshold",
     "ConcentrationResult",
+    "fallback",
+    "hb_pvalues",
+    "binomial_pvalues",
+    "hoeffding_pvalues",
+    "wsr_pvalues",
+    "threshold_pvalues",
     "WSR",
     "UniversalPortfolio",
     "FixedBet",

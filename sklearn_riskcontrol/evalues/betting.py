@@ -472,6 +472,10 @@ _UP_MARGIN = 0.2  # a new window: the region within _UP_EDGE of the best node, +
 _UP_TOL = 1e-5  # rule on every other node vs the full rule, checked every round
 _UP_ANCHOR_SLACK = 1e-2  # a new window must pass with _UP_TOL / 100 (lasts as it narrows)
 _MAX_FRACTION = np.nextafter(1.0, 0.0)
+# Rounds x nodes (or rows) per work array: under 128 KiB, so glibc serves it from the heap, never from
+# a fresh mmap whose pages fault in on every use (1.5x slower in Dask workers, which set
+# MALLOC_TRIM_THRESHOLD_ and so turn off glibc's adaptive mmap threshold).
+_ROW_BLOCK_ELEMENTS = 12_000
 
 
 class _AdaptiveUPRow:
@@ -590,21 +594,22 @@ class _AdaptiveUPRow:
         out = np.empty(i1 - i0)
         i = i0
         while i < i1:
+            j = min(i1, i + _ROW_BLOCK_ELEMENTS // self.k)
             if self.vals is not None:
-                f = self.table[self.inv[i:i1]]
+                f = self.table[self.inv[i:j]]
             else:
-                f = self._log_factors(self.b, self.c[i:i1])
+                f = self._log_factors(self.b, self.c[i:j])
             a = np.empty_like(f)  # log-wealth before each round
             a[0] = self.logw
             np.cumsum(f[:-1], axis=0, out=a[1:])
             a[1:] += self.logw
             frac, ok = self._fractions(a, i, _UP_TOL)
             bad = np.flatnonzero(~ok)
-            stop = i1 - i if bad.size == 0 else int(bad[0])
+            stop = j - i if bad.size == 0 else int(bad[0])
             out[i - i0 : i - i0 + stop] = frac[:stop]
             if bad.size == 0:
                 self.logw = a[-1] + f[-1]
-                i = i1
+                i = j
             else:
                 i += stop
                 self._anchor(i, a[stop].copy())
@@ -618,7 +623,7 @@ def _adaptive_up_bets(d, unit):
     states = [_AdaptiveUPRow(np.minimum(unit[s] * d[s], 1.0)) for s in range(rows)]
     i0 = 0
     while i0 < n:
-        i1 = min(n, i0 + int(np.clip(i0 // 2, 32, 4096)))
+        i1 = min(n, i0 + int(np.clip(i0 // 2, 32, max(32, _ROW_BLOCK_ELEMENTS // rows))))
         yield i0, i1, np.stack([st.fractions(i0, i1) for st in states]) * unit[:, None]
         i0 = i1
 
