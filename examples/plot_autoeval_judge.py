@@ -40,7 +40,11 @@ from sklearn.pipeline import make_pipeline
 
 from sklearn_riskcontrol import RiskControlWarning
 from sklearn_riskcontrol.autoeval import RAutoEvalPlus, RiskControlledModelSelector
-from sklearn_riskcontrol.evalues import rautoeval_select, rautoeval_test
+from sklearn_riskcontrol.evalues import (
+    rautoeval_confidence_interval,
+    rautoeval_select,
+    rautoeval_test,
+)
 from sklearn_riskcontrol.plotting import plot_eprocess, plot_rho_weights
 
 X, y = make_classification(n_samples=26_000, n_features=20, n_informative=8, n_redundant=0,
@@ -127,6 +131,32 @@ ax.set(xlabel="human labels", ylabel="fraction of draws certified",
        title=f"Certifying error <= {alpha} at delta = {delta}")
 ax.legend()
 fig.tight_layout()
+
+# %%
+# Confidence intervals for the error, over 200 draws
+# --------------------------------------------------
+# ``confidence_interval`` inverts the test. Its default construction (``"plugin"``) runs one
+# betting e-process per bound whose reliance factor is chosen from past rounds only; the paper's
+# construction (``"paper"``) inverts the mixture over reliance factors. Both cover the error with
+# probability at least 0.9 over the draw; the plug-in one is narrower, and never more than a few
+# percent wider than the labels-only interval even with a useless judge (user guide,
+# :ref:`autoeval-ci`). The "truth" here is the error on the whole pool the rows are drawn from.
+truth = h.mean()
+intervals = {"R-Eval (labels only)": dict(method="eval"),
+             "R-AutoEval+, paper": dict(construction="paper"),
+             "R-AutoEval+, plug-in (default)": dict()}
+widths = {name: [] for name in intervals}
+covered = {name: [] for name in intervals}
+for draw in range(200):
+    perm = rng.permutation(len(y_pool))
+    lab, unl = perm[:n_labeled], perm[n_labeled : n_labeled + n_unlabeled]
+    for name, kw in intervals.items():
+        ci = rautoeval_confidence_interval(h[lab], g[lab], g[unl], delta=delta, **kw)
+        widths[name].append(ci.high - ci.low)
+        covered[name].append(ci.low <= truth <= ci.high)
+for name in intervals:
+    print(f"{name:<32s} covered the pool's error in {np.mean(covered[name]):.0%} of 200 draws "
+          f"(guarantee: >= 90%); mean width {np.mean(widths[name]):.4f}")
 
 # %%
 # Choose the cheapest certified model (fixed-sequence testing)

@@ -11,9 +11,11 @@ wrong costs 1) and the score ``1 - max predict_proba`` (smaller = safer):
 * SCoRE-MDR: ``P(deploy and wrong) <= alpha`` for each test digit;
 * SCoRE-SDR: the expected error rate *among the deployed digits* is at most ``alpha``.
 
-We compare with the Hoeffding/Rademacher baselines, which only give PAC-type guarantees and are
-much more conservative, and check the guarantees on held-out labels over repeated random
-calibration/test splits.
+We compare with PAC-type alternatives (the risk is at most ``alpha`` *with probability*
+``1 - delta`` over the calibration draw, a different guarantee): the paper's Hoeffding and
+Rademacher baselines, and the library's default :class:`~sklearn_riskcontrol.ConcentrationSDR`
+(Learn-then-Test: exact binomial p-values per threshold, fallback procedure). We check the
+guarantees on held-out labels over repeated random calibration/test splits.
 """
 
 # %%
@@ -65,7 +67,9 @@ assert np.array_equal(margin >= 0, mdr.decide(X_test))
 # ----------------------------------------------------------------
 # The guarantees are on expectations over calibration and test data, so we average the realized
 # risks over 20 random splits (error bars: two standard errors of the average). SCoRE's realized
-# risks stay under the diagonal while deploying far more than the baselines.
+# risks stay under the diagonal while deploying the most. The Learn-then-Test default comes close
+# from alpha = 0.02 on (about 0.86 vs 0.92 deployed), with the stronger PAC guarantee; the
+# paper's Hoeffding and Rademacher baselines deploy nothing at small alpha.
 alphas = np.array([0.01, 0.02, 0.03, 0.05, 0.075, 0.1])
 methods = {
     "SCoRE-MDR": (lambda a: SCoREMDR(model, alpha=a), realized_mdr),
@@ -76,6 +80,7 @@ methods = {
         lambda a: ConcentrationSDR(model, alpha=a, bound="rademacher", random_state=0),
         realized_sdr,
     ),
+    "Learn-then-Test SDR (PAC)": (lambda a: ConcentrationSDR(model, alpha=a), realized_sdr),
 }
 n_splits = 20
 risk = {name: np.zeros((n_splits, len(alphas))) for name in methods}
@@ -95,6 +100,6 @@ fig, (ax_risk, ax_rate) = plt.subplots(1, 2, figsize=(10, 4))
 plot_risk_vs_alpha(alphas, risk, target=None, ax=ax_risk)
 ax_risk.set_title("Risk is controlled")
 plot_deployment_vs_alpha(alphas, rate, ax=ax_rate)
-ax_rate.set_title("SCoRE deploys much more")
+ax_rate.set_title("SCoRE deploys the most; Learn-then-Test is close")
 fig.tight_layout()
 plt.show()
