@@ -3,10 +3,12 @@
 __version__ = "0.1.0.dev0"
 
 from . import autoeval, bandits, evalues, metrics, online, risks  # noqa: E402
-from . import studies  # noqa: E402
+from . import labeling, studies  # noqa: E402
+from . import tables  # noqa: E402
 from ._validation import RiskControlWarning  # noqa: E402
 from .autoeval import RAutoEvalPlus, RiskControlledModelSelector  # noqa: E402
 from .bandits import PULSE, UCBE, UCBELRF, BestModelSelector, LowRankScoreCompleter  # noqa: E402
+from .labeling import LabelingSession, SelectionSession  # noqa: E402
 from .online import SemiBanditPredictionSet  # noqa: E402
 from .risks import make_risk  # noqa: E402
 from .selective import (  # noqa: E402
@@ -28,6 +30,8 @@ __all__ = [
     "SemiBanditPredictionSet",
     "RAutoEvalPlus",
     "RiskControlledModelSelector",
+    "LabelingSession",
+    "SelectionSession",
     "PULSE",
     "UCBE",
     "UCBELRF",
@@ -36,10 +40,12 @@ __all__ = [
     "autoeval",
     "bandits",
     "evalues",
+    "labeling",
     "metrics",
     "online",
     "risks",
     "studies",
+    "tables",
     "make_risk",
     "RiskControlWarning",
     "__version__",

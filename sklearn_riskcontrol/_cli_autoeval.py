@@ -15,6 +15,14 @@ select
     ``--labeled`` (losses with true labels), ``--judge-labeled`` (judge losses on the same
     examples) and ``--unlabeled`` (judge losses on unlabeled examples). Prints one row per
     candidate (p-value, tested, certified, selected).
+
+    Or long tables (``--long``, detected for ``.jsonl``/``.parquet`` files and for CSV headers
+    with the model, example and loss columns), one row per (candidate, example), read by
+    :func:`sklearn_riskcontrol.tables.read_long_table`: ``--labeled`` holds ``--loss-column``
+    (and, optionally, ``--judge-column``, which then replaces ``--judge-labeled``);
+    ``--judge-labeled`` and ``--unlabeled`` hold ``--judge-column``. Candidates are tested in
+    the order of their first row in ``--labeled``; rows of the other files are matched by
+    candidate and example id.
 """
 
 import sys
@@ -22,6 +30,7 @@ import sys
 import numpy as np
 
 from ._tables import one_line_warnings
+from .tables import _add_long_options
 
 __all__ = ["add_parser", "run"]
 
@@ -77,6 +86,12 @@ def add_parser(subparsers):
                    help="comma-separated costs, one per candidate column (e.g. model sizes); "
                         "default: the last certified candidate in column order")
     s.add_argument("--n-jobs", type=int, default=None, help="candidates tested in parallel")
+    _add_long_options(s, "candidate", "loss")
+    s.add_argument("--loss-column", default="loss",
+                   help="long tables: true-label losses in --labeled (default: loss)")
+    s.add_argument("--judge-column", default="judge_loss",
+                   help="long tables: judge losses in --judge-labeled and --unlabeled, or in "
+                        "--labeled when --judge-labeled is omitted (default: judge_loss)")
     _common(s)
     return p
 
@@ -113,6 +128,80 @@ def _table(path, columns=None):
             f"({columns}); got {table.columns}."
         )
     return _losses(table, table.columns).T, table.columns
+
+
+def _is_long(args):
+    from .tables import _is_long_header
+
+    if args.long is not None:
+        return args.long
+    return _is_long_header(args.labeled, args.model_column, args.example_column,
+                           args.loss_column)
+
+
+def _positions(have, want, path, what):
+    """Positions in ``have`` of the ids ``want`` (the same ids, any order)."""
+    index = {h: k for k, h in enumerate(have)}
+    absent = [w for w in want if w not in index]
+    if absent:
+        raise ValueError(f"{path} has no row for the {what} {absent[0]!r} of --labeled "
+                         f"({len(absent)} {what}s missing); every file holds the same {what}s.")
+    if len(have) > len(want):
+        extra = next(h for h in have if h not in set(want))
+        raise ValueError(f"{path} has the {what} {extra!r}, which --labeled does not have.")
+    return np.array([index[w] for w in want])
+
+
+def _long_losses(args, path, column, names=None, examples=None, judge=None):
+    """Candidates x examples losses of a long table (complete), ids matched to --labeled."""
+    from .tables import _long, _open_source
+
+    src = _open_source(path, None)
+    if judge is not None and judge not in src.columns:
+        judge = None
+    t = _long(src, args.model_column, args.example_column, column, judge, None, "error",
+              low=0, high=1)
+    models = [str(m) for m in t.model_ids]
+    ids = [str(e) for e in t.example_ids]
+    rows = np.arange(len(models)) if names is None else _positions(models, names, path,
+                                                                    "candidate")
+    cols = np.arange(len(ids)) if examples is None else _positions(ids, examples, path,
+                                                                   "example")
+    out = []
+    for M, col in ((t.scores, column), (t.judge_scores, judge)):
+        if M is None:
+            out.append(None)
+            continue
+        M = M[np.ix_(rows, cols)]
+        if np.isnan(M).any():
+            i, j = (int(k) for k in np.argwhere(np.isnan(M))[0])
+            raise ValueError(
+                f"{path}: no {col!r} value for candidate {models[rows[i]]!r} on example "
+                f"{ids[cols[j]]!r}; every candidate needs a loss on every example of a file."
+            )
+        out.append(M)
+    return out[0], out[1], (models if names is None else names), \
+        (ids if examples is None else examples)
+
+
+def _select_long(args):
+    H, G, names, examples = _long_losses(
+        args, args.labeled, args.loss_column,
+        judge=args.judge_column if args.method != "eval" and args.judge_labeled is None else None,
+    )
+    U = None
+    if args.method != "eval":
+        if G is None and args.judge_labeled is None:
+            raise ValueError(
+                f"--method {args.method} needs judge losses on the labeled examples: a "
+                f"{args.judge_column!r} column in --labeled, or --judge-labeled; or use "
+                "--method eval."
+            )
+        if G is None:
+            G = _long_losses(args, args.judge_labeled, args.judge_column, names, examples)[0]
+        if args.unlabeled is not None:
+            U = _long_losses(args, args.unlabeled, args.judge_column, names)[0]
+    return H, G, U, names
 
 
 def _shuffled(rng, *arrays):
@@ -189,9 +278,12 @@ def _run_select(args, rng):
 
     from .evalues import rautoeval_select
 
-    H, names = _table(args.labeled)
     G = U = None
-    if args.method != "eval":
+    if _is_long(args):
+        H, G, U, names = _select_long(args)
+    else:
+        H, names = _table(args.labeled)
+    if args.method != "eval" and G is None:
         if args.judge_labeled is None:
             raise ValueError(
                 f"--method {args.method} needs --judge-labeled (judge losses on the labeled "

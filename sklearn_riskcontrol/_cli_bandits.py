@@ -1,7 +1,9 @@
 """``python -m sklearn_riskcontrol best-model``: identify the best model of a score table.
 
 The table holds one row per model and one column per example (scores in [0, 1], e.g. 1 =
-correct; an empty cell = that model was not run on that example). The chosen strategy reveals
+correct; an empty cell = that model was not run on that example), or is a long table with one
+row per (model, example) pair (CSV, JSON Lines or Parquet; a missing row = not available),
+read by :func:`sklearn_riskcontrol.tables.read_long_table`. The chosen strategy reveals
 only the cells it pays for, up to ``--budget`` of them, and reports the model it identifies as
 best, with PULSE's simultaneous confidence intervals (vacuous ones flagged).
 """
@@ -11,6 +13,8 @@ import sys
 import warnings
 
 import numpy as np
+
+from .tables import _add_long_options
 
 __all__ = ["add_parser", "run"]
 
@@ -40,6 +44,11 @@ examples:
 
   # record every revealed cell in run.db; the same command again continues (and replays) the run
   python -m sklearn_riskcontrol best-model --scores scores.csv --budget 0.2 --store run.db
+
+  # a long table, one row per (model, example): columns model, example, score (found by name)
+  python -m sklearn_riskcontrol best-model --scores runs.jsonl --budget 0.2
+  python -m sklearn_riskcontrol best-model --scores runs.parquet --long --model-column llm \
+      --example-column question_id --score-column correct --budget 0.2
 """
 
 
@@ -52,7 +61,8 @@ def add_parser(subparsers):
         description=(
             "Best-model identification under an evaluation budget.\n\n"
             "Reads a CSV score table (one row per model, one column per example; scores in\n"
-            "[0, 1], higher = better, e.g. 1 = correct; an empty cell = not available), reveals\n"
+            "[0, 1], higher = better, e.g. 1 = correct; an empty cell = not available) or a\n"
+            "long table (one row per model and example: CSV, JSON Lines or Parquet), reveals\n"
             "only the cells the strategy pays for, and prints the model identified as best, its\n"
             "estimated mean score and the evaluations used. PULSE (default) also gives\n"
             "confidence intervals that hold for all models at once with probability >= 1 - delta;\n"
@@ -62,7 +72,8 @@ def add_parser(subparsers):
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--scores", required=True,
-                   help="CSV score table: rows = models, columns = examples")
+                   help="score table: a CSV with rows = models and columns = examples, or a "
+                        "long table (.csv, .jsonl, .parquet) with one row per model and example")
     p.add_argument("--side-scores", default=None,
                    help="CSV of other models' scores on the same examples (same columns); "
                         "used by pulse, naive and ucbe-lrf")
@@ -71,6 +82,9 @@ def add_parser(subparsers):
     p.add_argument("--model-names", choices=["auto", "first-column", "none"], default="auto",
                    help="first-column: the first column names the models; auto (default): so "
                         "if it holds text or its header is empty; none: rows are numbered")
+    _add_long_options(p, "model", "score")
+    p.add_argument("--score-column", default="score",
+                   help="long tables: column of the scores (default: score)")
     p.add_argument("--strategy", choices=list(_STRATEGIES), default="pulse",
                    help="pulse (default), ucbe, ucbe-lrf, or the baselines uniform and naive")
     p.add_argument("--budget", default="0.1",
@@ -134,6 +148,42 @@ def _read_table(path, header, model_names):
     return values, names, columns
 
 
+def _is_long(args, path):
+    """Whether ``path`` is read as a long table (``--long``, or detected)."""
+    from .tables import _is_long_header
+
+    if args.long is not None:
+        return args.long
+    return _is_long_header(path, args.model_column, args.example_column, args.score_column)
+
+
+def _read_long(args, path):
+    """Score matrix, model ids and example ids (as text) of a long table."""
+    from .tables import _long, _open_source
+
+    if args.model_names != "auto":
+        raise ValueError("--model-names applies to wide tables; a long table names the models "
+                         "in --model-column.")
+    if not args.header:
+        raise ValueError("a long table needs a header line naming its columns; drop "
+                         "--no-header, or pass --no-long for a wide table.")
+    t = _long(_open_source(path, None), args.model_column, args.example_column,
+              args.score_column, None, None, "error", low=_LOW, high=_HIGH)
+    return t.scores, [str(m) for m in t.model_ids], [str(e) for e in t.example_ids]
+
+
+def _align_side(side, side_examples, examples, path):
+    """Columns of a long side table put in the order of the main table's examples."""
+    where = {e: k for k, e in enumerate(side_examples)}
+    pos = np.array([where.get(e, -1) for e in examples])
+    if (pos < 0).all():
+        raise ValueError(f"--side-scores {path} shares no example id with --scores; the "
+                         "example columns must hold the same ids.")
+    out = np.full((side.shape[0], len(examples)), np.nan)
+    out[:, pos >= 0] = side[:, pos[pos >= 0]]
+    return out
+
+
 def _strategy(args, fractional):
     from . import bandits
 
@@ -158,12 +208,13 @@ def _strategy(args, fractional):
     return est.set_params(**options)
 
 
-def _write_summary(est, names, path, available, delta, ci, stream):
+def _write_summary(est, names, path, available, delta, ci, stream, long=False):
     from .bandits._pulse import vacuous_intervals
 
     best = int(est.best_index_)
     used, total = int(est.n_evaluations_), int(available.sum())
-    line = (f"best model: {names[best]} (row {best + 1} of {path}); estimated mean score "
+    where = f"model {best + 1} of {path}" if long else f"row {best + 1} of {path}"
+    line = (f"best model: {names[best]} ({where}); estimated mean score "
             f"{float(est.means_[best]):.4f}")
     if est.n_evaluations_per_model_[best] >= available[best]:
         line += " (exact: all its examples were scored)"
@@ -207,9 +258,19 @@ def run(args):
     if args.delta is not None and args.strategy != "pulse":
         raise ValueError("--delta sets PULSE's confidence intervals; use --strategy pulse.")
     delta = check_level(0.05 if args.delta is None else args.delta, "delta")
-    S, names, columns = _read_table(args.scores, args.header, args.model_names)
+    long = _is_long(args, args.scores)
+    if long:
+        S, names, columns = _read_long(args, args.scores)
+    else:
+        S, names, columns = _read_table(args.scores, args.header, args.model_names)
     side = None
-    if args.side_scores is not None:
+    if args.side_scores is not None and _is_long(args, args.side_scores):
+        side, _, side_columns = _read_long(args, args.side_scores)
+        side = _align_side(side, side_columns, columns, args.side_scores)
+    elif args.side_scores is not None:
+        if long:
+            raise ValueError(f"--scores {args.scores} is a long table, so --side-scores must be "
+                             "one too (with the same model, example and score columns).")
         side, _, side_columns = _read_table(args.side_scores, args.header, args.model_names)
         if side.shape[1] != S.shape[1] or (args.header and side_columns != columns):
             raise ValueError(
@@ -228,7 +289,7 @@ def run(args):
         raise ValueError(f"{args.scores}: {exc}") from None
     if args.store is not None:  # the table was validated above; now open the store
         oracle = MatrixOracle(S, missing="exclude", store=args.store, model_ids=names,
-                              example_ids=list(columns) if args.header else None)
+                              example_ids=list(columns) if args.header or long else None)
     available = np.sum(~np.isnan(S), axis=1)
     est.fit(oracle, side_scores=side)
     ci = None
@@ -249,7 +310,7 @@ def run(args):
             out["ci_low"], out["ci_high"] = ci[:, 0], ci[:, 1]
             out["ci_vacuous"] = vacuous_intervals(ci)
         out.to_csv(args.output, index=False)
-    _write_summary(est, names, args.scores, available, delta, ci, sys.stdout)
+    _write_summary(est, names, args.scores, available, delta, ci, sys.stdout, long)
     if args.store is not None:
         n_stored = oracle.store_.summary()[0]
         print(f"store {args.store}: {oracle.n_reused_} cells read back, {oracle.n_purchased_} "

@@ -261,7 +261,9 @@ def main(argv=None):
                 _cli_autoeval.run(args)
             elif args.command == "best-model":
                 _cli_bandits.run(args)
-    except (ValueError, TypeError, OSError) as exc:
+    except (ValueError, TypeError, OSError, ImportError) as exc:
+        if isinstance(exc, ImportError) and exc.name != "pyarrow":  # a Parquet input only
+            raise
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         print(f"error: {message}", file=sys.stderr)
         return 2

@@ -20,6 +20,9 @@ MODULES = [
     "sklearn_riskcontrol.bandits",
     "sklearn_riskcontrol.bandits.lowrank",
     "sklearn_riskcontrol.bandits.oracles",
+    "sklearn_riskcontrol.bandits.store",
+    "sklearn_riskcontrol.tables",
+    "sklearn_riskcontrol.evalues.ltt",
 ]
 
 

@@ -524,7 +524,9 @@ class MatrixOracle(ScoreOracle):
         digest of ``scores``, so a store written for another table is refused. Mostly useful
         to record which cells a run looked at (the command line's ``best-model --store``).
     model_ids, example_ids : sequence of str or None, default=None
-        Names of the rows and columns, used as the store's keys (default: the indices).
+        Names of the rows and columns, used as the store's keys (default: the indices); kept
+        as the attributes ``model_ids`` and ``example_ids`` (lists of str, or None). A long
+        table (one row per model and example) gives both: :meth:`from_long`.
 
     Examples
     --------
@@ -558,6 +560,63 @@ class MatrixOracle(ScoreOracle):
         self._init_cache(*self.scores.shape)
         self.store = store
         self._attach_store(store, {"scores_sha256": _digest(self.scores)}, model_ids, example_ids)
+        self.model_ids, self.example_ids = self._model_ids, self._example_ids
+
+    @classmethod
+    def from_long(cls, table, *, missing="error", store=None):
+        """A MatrixOracle over a long table read by :mod:`sklearn_riskcontrol.tables`.
+
+        Parameters
+        ----------
+        table : LongTable
+            The result of :func:`~sklearn_riskcontrol.tables.read_long_table` or
+            :func:`~sklearn_riskcontrol.tables.read_harness_samples` (its ``scores``, in
+            ``[0, 1]``, with ``model_ids`` and ``example_ids``).
+        missing : {"error", "exclude"}, default="error"
+            What a missing cell (no row for that model and example) means, as in the
+            constructor; ``"error"`` names the first missing (model, example) pair.
+        store : str, path-like, EvaluationStore or None, default=None
+            As in the constructor; the table's ids are the store's keys.
+
+        Returns
+        -------
+        oracle : MatrixOracle
+            With ``model_ids`` and ``example_ids`` (as text) kept for reporting.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from sklearn_riskcontrol.bandits import MatrixOracle
+        >>> from sklearn_riskcontrol.tables import read_long_table
+        >>> t = read_long_table(pd.DataFrame({"model": ["a", "b", "a"], "example": [1, 1, 2],
+        ...                                   "score": [1.0, 0.0, 0.0]}))
+        >>> MatrixOracle.from_long(t)
+        Traceback (most recent call last):
+        ...
+        ValueError: the long table has no score for model 'b' on example '2' (1 of 4 cells missing); pass missing='exclude' to use each model's available examples only, or add the missing rows.
+        >>> oracle = MatrixOracle.from_long(t, missing="exclude")
+        >>> oracle.model_ids, oracle.available_mask()
+        (['a', 'b'], array([[ True,  True],
+               [ True, False]]))
+        """
+        try:
+            scores, model_ids, example_ids = table.scores, table.model_ids, table.example_ids
+        except AttributeError:
+            raise TypeError(
+                "`table` must be a LongTable (from sklearn_riskcontrol.tables.read_long_table "
+                f"or read_harness_samples); got {type(table).__name__}."
+            ) from None
+        scores = np.asarray(scores, dtype=float)
+        if missing == "error" and scores.ndim == 2 and np.isnan(scores).any():
+            i, j = (int(k) for k in np.argwhere(np.isnan(scores))[0])
+            raise ValueError(
+                f"the long table has no score for model {str(model_ids[i])!r} on example "
+                f"{str(example_ids[j])!r} ({int(np.isnan(scores).sum())} of {scores.size} cells "
+                "missing); pass missing='exclude' to use each model's available examples only, "
+                "or add the missing rows."
+            )
+        return cls(scores, missing=missing, store=store, model_ids=list(model_ids),
+                   example_ids=list(example_ids))
 
     def available_mask(self):
         return self._avail
@@ -1010,6 +1069,9 @@ def _num_samples(X):
 def as_oracle(scores, name="scores"):
     """Return ``scores`` as a :class:`ScoreOracle` (a full score matrix becomes a MatrixOracle).
 
+    A :class:`~sklearn_riskcontrol.tables.LongTable` becomes ``MatrixOracle.from_long(scores)``
+    (complete tables; use ``from_long(table, missing="exclude")`` for missing cells).
+
     Examples
     --------
     >>> from sklearn_riskcontrol.bandits import as_oracle
@@ -1018,6 +1080,8 @@ def as_oracle(scores, name="scores"):
     """
     if isinstance(scores, ScoreOracle):
         return scores
+    if all(hasattr(scores, a) for a in ("scores", "model_ids", "example_ids")):
+        return MatrixOracle.from_long(scores)  # a LongTable (sklearn_riskcontrol.tables)
     if callable(scores) and not hasattr(scores, "shape"):
         raise TypeError(
             f"`{name}` is a function; wrap it as CallableOracle(score, n_models=..., "

@@ -1,0 +1,711 @@
+"""Evaluation results in the shape users have: long tables and LLM-harness sample files.
+
+Evaluation pipelines rarely write a models x examples matrix. They write **long tables**, one row
+per (model, example) with the score (and maybe a judge's score and a cost), as a pandas
+DataFrame, CSV, JSON Lines or Parquet file; or **per-example sample files**, one JSON object
+per line per example, as LLM evaluation harnesses do. :func:`read_long_table` and
+:func:`read_harness_samples` turn both into a :class:`LongTable`: the dense score matrix (NaN
+where a cell is missing) with the model and example ids, which
+:meth:`~sklearn_riskcontrol.bandits.MatrixOracle.from_long` and every best-model strategy's
+``fit`` accept directly (see :doc:`/running_evaluations`).
+
+This module sits on top of the array layer, as the command line does: it reads files, and the
+command line's ``best-model`` and ``autoeval select`` read long tables through it. CSV files are
+read by the command line's own reader (``_tables.read_table``), so a bad cell is reported the
+same way everywhere: file, column and row counted from 1 (with the line of the file).
+"""
+
+import csv
+import json
+import os
+import re
+
+import numpy as np
+
+from ._tables import _quoted, _rule, read_table
+
+__all__ = ["LongTable", "read_long_table", "read_harness_samples"]
+
+_FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet",
+            ".pq": "parquet"}
+_PARQUET_HINT = ('reading Parquet files needs pyarrow: pip install "sklearn-riskcontrol[parquet]" '
+                 "(or pip install pyarrow)")
+
+
+class LongTable:
+    """A long evaluation table pivoted to dense (models x examples) matrices.
+
+    Returned by :func:`read_long_table` and :func:`read_harness_samples`; not built by hand.
+
+    Attributes
+    ----------
+    model_ids : ndarray of shape (n_models,)
+        Model ids, in the order of their first row in the source.
+    example_ids : ndarray of shape (n_examples,)
+        Example ids, in the order of their first row in the source.
+    scores : ndarray of shape (n_models, n_examples)
+        ``scores[i, j]`` is the score of model ``model_ids[i]`` on example ``example_ids[j]``;
+        NaN where the source has no row (or an empty score) for that cell.
+    judge_scores : ndarray of shape (n_models, n_examples) or None
+        The judge's score of each cell (NaN = missing), when a judge column was read.
+    cost : ndarray of shape (n_models, n_examples) or None
+        The cost of each cell (NaN = missing), when a cost column was read.
+    source : str
+        What was read (a file name, ``"DataFrame"``, or the number of sample files).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn_riskcontrol.tables import read_long_table
+    >>> t = read_long_table(pd.DataFrame({"model": ["a", "a", "b"], "example": [1, 2, 2],
+    ...                                   "score": [1.0, 0.0, 1.0]}))
+    >>> t
+    LongTable(2 models x 2 examples, 3 of 4 cells present, from DataFrame)
+    >>> t.scores
+    array([[ 1.,  0.],
+           [nan,  1.]])
+    >>> t.to_frame()
+      model  example  score
+    0     a        1    1.0
+    1     a        2    0.0
+    2     b        2    1.0
+    """
+
+    def __init__(self, model_ids, example_ids, scores, judge_scores=None, cost=None,
+                 source=""):
+        self.model_ids = np.asarray(model_ids)
+        self.example_ids = np.asarray(example_ids)
+        self.scores = scores
+        self.judge_scores = judge_scores
+        self.cost = cost
+        self.source = str(source)
+
+    @property
+    def shape(self):
+        """``(n_models, n_examples)``."""
+        return self.scores.shape
+
+    def present(self):
+        """Boolean mask of the cells with a score (``~isnan(scores)``)."""
+        return ~np.isnan(self.scores)
+
+    def to_frame(self):
+        """The table back in long form: one row per cell with a score (or a judge score).
+
+        Rows are in model order, then example order; the columns are ``model``, ``example``,
+        ``score`` and, when read, ``judge_score`` and ``cost``.
+        """
+        import pandas as pd
+
+        keep = self.present()
+        if self.judge_scores is not None:
+            keep |= ~np.isnan(self.judge_scores)
+        i, j = np.nonzero(keep)
+        out = {"model": self.model_ids[i], "example": self.example_ids[j],
+               "score": self.scores[i, j]}
+        if self.judge_scores is not None:
+            out["judge_score"] = self.judge_scores[i, j]
+        if self.cost is not None:
+            out["cost"] = self.cost[i, j]
+        return pd.DataFrame(out)
+
+    def __repr__(self):
+        n_m, n_e = self.scores.shape
+        return (f"LongTable({n_m} models x {n_e} examples, {int(self.present().sum())} of "
+                f"{n_m * n_e} cells present, from {self.source})")
+
+
+# -------------------------------------------------------------------------------------- sources
+class _Source:
+    """Raw columns of one source plus how to name a row or a cell of it in a message."""
+
+    def __init__(self, name, columns, n_rows, row, where=None, hint=""):
+        self.name, self.columns, self.n_rows, self.row = name, columns, n_rows, row
+        self._where = where
+        self.hint = hint  # added to the message on a repeated (model, example) pair
+
+    def where(self, row, column):
+        if self._where is not None:
+            return self._where(row, column)
+        return f"{self.name}, column {column!r}, {self.row(row)}"
+
+    def column(self, name, what):
+        if name not in self.columns:
+            present = [str(c) for c in self.columns]
+            raise ValueError(
+                f"{self.name} has no column {name!r} ({what}); its columns are: "
+                f"{_quoted(present)}. Pass the right column name (`{what}=`)."
+            )
+        return self.columns[name]
+
+
+def _from_frame(frame):
+    cols = {c: np.asarray(frame[c]) for c in frame.columns}
+    index = frame.index
+
+    def row(k):
+        return f"row {k + 1} (index {index[k]!r})"
+
+    return _Source("DataFrame", cols, len(frame), row)
+
+
+def _from_csv(path):
+    table = read_table(path, rows="(model, example) pair")
+    cols = {c: table.cells[:, k] for k, c in enumerate(table.columns)}
+    return _Source(str(path), cols, table.n_rows, table.row, table.where)
+
+
+def _json_lines(path):
+    """Objects of a JSON Lines file with their 1-based line numbers (blank lines skipped)."""
+    records, lines = [], []
+    try:
+        with open(path, encoding="utf-8-sig") as f:
+            for k, line in enumerate(f, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise ValueError(f"{path}, line {k}: not valid JSON ({exc.msg} at column "
+                                     f"{exc.colno}); JSON Lines files hold one JSON object per "
+                                     "line.") from None
+                if not isinstance(obj, dict):
+                    raise ValueError(f"{path}, line {k}: expected a JSON object {{...}}, got "
+                                     f"{type(obj).__name__}; JSON Lines files hold one JSON "
+                                     "object per line.")
+                records.append(obj)
+                lines.append(k)
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not UTF-8 text ({exc.reason}); save it as UTF-8.") from None
+    if not records:
+        raise ValueError(f"{path} has no JSON object: it needs one line per (model, example).")
+    return records, lines
+
+
+def _from_jsonl(path):
+    records, lines = _json_lines(path)
+    names = list(dict.fromkeys(key for r in records for key in r))
+    cols = {}
+    for name in names:
+        col = np.empty(len(records), dtype=object)
+        col[:] = [r.get(name) for r in records]
+        cols[name] = col
+
+    def row(k):
+        return f"row {k + 1} (line {lines[k]} of the file)"
+
+    return _Source(str(path), cols, len(records), row)
+
+
+def _from_parquet(path):
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise ImportError(f"{path}: {_PARQUET_HINT}.", name="pyarrow") from None
+    import pandas as pd
+
+    frame = pd.read_parquet(path)
+    return _Source(str(path), {c: np.asarray(frame[c]) for c in frame.columns}, len(frame),
+                   lambda k: f"row {k + 1}")
+
+
+def _open_source(source, format):
+    import pandas as pd
+
+    if isinstance(source, pd.DataFrame):
+        if format is not None:
+            raise ValueError("`format` applies to file paths; a DataFrame is read as it is.")
+        return _from_frame(source)
+    if not isinstance(source, (str, os.PathLike)):
+        raise TypeError(f"`source` must be a pandas DataFrame or a file path (CSV, JSON Lines, "
+                        f"Parquet); got {type(source).__name__}.")
+    path = os.fspath(source)
+    if format is None:
+        ext = os.path.splitext(path)[1].lower()
+        if ext not in _FORMATS:
+            raise ValueError(
+                f"{path}: cannot tell the format from the extension {ext or '(none)'!r}; name "
+                "the file .csv, .jsonl or .parquet, or pass format='csv', 'jsonl' or 'parquet'."
+            )
+        format = _FORMATS[ext]
+    readers = {"csv": _from_csv, "jsonl": _from_jsonl, "parquet": _from_parquet}
+    if format not in readers:
+        raise ValueError(f"`format` must be 'csv', 'jsonl', 'parquet' or None (from the file "
+                         f"extension); got {format!r}.")
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{path}: no such file.")
+    return readers[format](path)
+
+
+# ----------------------------------------------------------------------------- cells to arrays
+def _is_missing(col):
+    """Mask of missing cells: None, NaN, empty text."""
+    import pandas as pd
+
+    missing = np.asarray(pd.isna(col), dtype=bool)
+    if col.dtype == object or col.dtype.kind in "US":
+        rest = np.flatnonzero(~missing)  # pd.NA == "" is ambiguous: compare the others only
+        missing[rest] = np.asarray(col[rest] == "", dtype=bool)
+    return missing
+
+
+def _numbers(src, column, what, low=-np.inf, high=np.inf):
+    """Float values of a column (missing cells: NaN); the first bad cell raises a ValueError.
+
+    Numbers and numeric text are read as numbers, ``true``/``false`` as 1/0.
+    """
+    import pandas as pd
+
+    raw = src.column(column, what)
+    if raw.dtype.kind in "biuf":
+        values = raw.astype(float)
+        missing = np.isnan(values)
+        text_ok = np.ones(raw.shape, dtype=bool)
+    else:
+        missing = _is_missing(raw)
+        obj = np.where(missing, np.nan, raw.astype(object))
+        values = np.array(pd.to_numeric(pd.Series(obj, dtype=object), errors="coerce"),
+                          dtype=float)
+        text_ok = missing | ~np.isnan(values)
+    with np.errstate(invalid="ignore"):
+        bad = ~text_ok | (~missing & (~np.isfinite(values) | (values < low) | (values > high)))
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        cell = raw[k].item() if isinstance(raw[k], np.generic) else raw[k]
+        if not text_ok[k]:
+            problem = f"{cell!r} is not a number"
+        elif not np.isfinite(values[k]):
+            problem = f"{cell!r} is not a finite number"
+        else:
+            problem = f"{cell!r} is out of range"
+        rule = "be numbers >= 0" if (low, high) == (0, np.inf) else _rule(low, high, False)
+        raise ValueError(f"{src.where(k, column)}: {problem}; {what} must {rule} (an empty "
+                         "cell = missing).")
+    values[missing] = np.nan
+    return values
+
+
+def _codes(src, column, what):
+    """Integer codes and ids (order of first appearance) of an id column."""
+    import pandas as pd
+
+    raw = src.column(column, what)
+    missing = _is_missing(raw)
+    if missing.any():
+        k = int(np.flatnonzero(missing)[0])
+        raise ValueError(f"{src.where(k, column)} is empty; every row needs its {what}.")
+    codes, uniques = pd.factorize(raw, sort=False)
+    return codes, np.asarray(uniques)
+
+
+def _pivot(src, i, j, n_models, n_examples, values, duplicates, labels):
+    """Dense matrices from row codes ``i, j``; ``values`` maps names to per-row arrays."""
+    flat = i.astype(np.int64) * n_examples + j
+    order = np.argsort(flat, kind="stable")
+    sf = flat[order]
+    repeat = np.zeros(flat.size, dtype=bool)
+    repeat[order[1:]] = sf[1:] == sf[:-1]  # rows whose cell occurred earlier in the file
+    size = n_models * n_examples
+    out = {}
+    if repeat.any() and duplicates == "error":
+        k = int(np.flatnonzero(repeat)[0])
+        first = int(np.flatnonzero(flat == flat[k])[0])
+        model, example = labels(i[k], j[k])
+        raise ValueError(
+            f"{src.name}: the (model, example) pair ({model!r}, {example!r}) appears twice, in "
+            f"{src.row(first)} and {src.row(k)}; {src.hint}remove the repeated row, or pass "
+            "duplicates='mean' (average the scores, add up the costs) or duplicates='last'."
+        )
+    if repeat.any() and duplicates == "mean":
+        for name, v in values.items():
+            ok = ~np.isnan(v)
+            total = np.bincount(flat[ok], weights=v[ok], minlength=size)
+            count = np.bincount(flat[ok], minlength=size)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                cell = total if name == "cost" else total / count
+            cell[count == 0] = np.nan
+            out[name] = cell.reshape(n_models, n_examples)
+        return out
+    keep = np.ones(flat.size, dtype=bool)
+    if repeat.any():  # "last": the last row of each cell wins
+        last = np.ones(flat.size, dtype=bool)
+        last[order[:-1]] = sf[:-1] != sf[1:]
+        keep = last
+    for name, v in values.items():
+        cell = np.full(size, np.nan)
+        cell[flat[keep]] = v[keep]
+        out[name] = cell.reshape(n_models, n_examples)
+    return out
+
+
+def _long(src, model, example, score, judge_score, cost, duplicates, low=-np.inf,
+          high=np.inf):
+    if duplicates not in ("error", "mean", "last"):
+        raise ValueError(f"`duplicates` must be 'error', 'mean' or 'last'; got {duplicates!r}.")
+    if src.n_rows == 0:
+        raise ValueError(f"{src.name} has no rows: it needs one row per (model, example).")
+    for column, what in ((model, "model"), (example, "example"), (score, "score"),
+                         (judge_score, "judge_score"), (cost, "cost")):
+        if column is not None:
+            src.column(column, what)  # every column is there before any cell is checked
+    i, model_ids = _codes(src, model, "model")
+    j, example_ids = _codes(src, example, "example")
+    values = {"score": _numbers(src, score, "score", low, high)}
+    if judge_score is not None:
+        values["judge_score"] = _numbers(src, judge_score, "judge_score", low, high)
+    if cost is not None:
+        values["cost"] = _numbers(src, cost, "cost", 0, np.inf)
+    cells = _pivot(src, i, j, len(model_ids), len(example_ids), values, duplicates,
+                   lambda a, b: (model_ids[a], example_ids[b]))
+    return LongTable(model_ids, example_ids, cells["score"], cells.get("judge_score"),
+                     cells.get("cost"), src.name)
+
+
+def read_long_table(source, *, model="model", example="example", score="score",
+                    judge_score=None, cost=None, format=None, duplicates="error"):
+    """Read a long evaluation table (one row per model and example) as dense matrices.
+
+    Parameters
+    ----------
+    source : pandas.DataFrame, str or path-like
+        The table, or a file: CSV (``.csv``, with a header line), JSON Lines (``.jsonl`` or
+        ``.ndjson``, one JSON object per row) or Parquet (``.parquet``; needs pyarrow,
+        ``pip install "sklearn-riskcontrol[parquet]"``).
+    model, example, score : str, default="model", "example", "score"
+        Columns holding the model id, the example id and the score. Ids may be text or
+        numbers; an empty id is an error. An empty (or NaN) score is a missing cell.
+    judge_score : str or None, default=None
+        Column with an auto-evaluator's (LLM judge's) score of the same cell, e.g. for
+        R-AutoEval+ (rows with a judge score but no score are unlabeled examples).
+    cost : str or None, default=None
+        Column with the cost of each evaluation (numbers >= 0).
+    format : {"csv", "jsonl", "parquet"} or None, default=None
+        File format; ``None`` takes it from the file extension.
+    duplicates : {"error", "mean", "last"}, default="error"
+        Several rows for one (model, example) pair: ``"error"`` raises a ``ValueError`` naming
+        the first repeated pair and its two rows; ``"mean"`` averages the scores (and judge
+        scores) of the pair's rows and adds up their costs (every row was paid for);
+        ``"last"`` keeps the last row.
+
+    Returns
+    -------
+    table : LongTable
+        ``model_ids`` and ``example_ids`` in the order of their first row, ``scores`` (models x
+        examples, NaN = missing cell), ``judge_scores`` and ``cost`` (when read).
+
+    Raises
+    ------
+    ValueError
+        A missing column (the message lists the columns present), an empty id, a score,
+        judge score or cost that is not a finite number (a negative cost), a repeated pair:
+        each message names the file (or ``DataFrame``), the column and the row, counted from 1
+        (with the line of the file for CSV and JSON Lines).
+    ImportError
+        A Parquet file without pyarrow installed.
+
+    Notes
+    -----
+    The pivot is vectorised (``pandas.factorize`` and NumPy fancy indexing), so a table of
+    millions of rows is read in about a second. Scores are not required to lie in [0, 1] here;
+    :class:`~sklearn_riskcontrol.bandits.MatrixOracle` (and the strategies) do require it.
+
+    Examples
+    --------
+    A JSON Lines file with two models, three examples and one missing cell:
+
+    >>> import json, os, tempfile
+    >>> from sklearn_riskcontrol.tables import read_long_table
+    >>> path = os.path.join(tempfile.mkdtemp(), "runs.jsonl")
+    >>> rows = [("gpt-a", "q1", 1), ("gpt-a", "q2", 0), ("gpt-a", "q3", 1),
+    ...         ("llama-b", "q1", 0), ("llama-b", "q3", 1)]
+    >>> with open(path, "w") as f:
+    ...     for m, e, s in rows:
+    ...         print(json.dumps({"model": m, "example": e, "score": s}), file=f)
+    >>> t = read_long_table(path)
+    >>> t.model_ids.tolist(), t.example_ids.tolist()
+    (['gpt-a', 'llama-b'], ['q1', 'q2', 'q3'])
+    >>> t.scores
+    array([[ 1.,  0.,  1.],
+           [ 0., nan,  1.]])
+
+    Any strategy fits on it directly (missing cells are excluded from each model's mean):
+
+    >>> from sklearn_riskcontrol.bandits import MatrixOracle, UniformSampling
+    >>> oracle = MatrixOracle.from_long(t, missing="exclude")
+    >>> UniformSampling(budget=1.0, batch_size=1, random_state=0).fit(oracle).means_
+    array([0.6667, 0.5   ])
+
+    Errors name the file, the column and the row:
+
+    >>> with open(path, "a") as f:
+    ...     print(json.dumps({"model": "llama-b", "example": "q2", "score": "n/a"}), file=f)
+    >>> read_long_table(path)
+    Traceback (most recent call last):
+    ...
+    ValueError: ...runs.jsonl, column 'score', row 6 (line 6 of the file): 'n/a' is not a number; score must be finite numbers (an empty cell = missing).
+    """
+    src = _open_source(source, format)
+    return _long(src, model, example, score, judge_score, cost, duplicates)
+
+
+# ----------------------------------------------------------------------------- harness samples
+# lm-evaluation-harness writes <output_path>/<model_name_sanitized>/samples_<task>_<date_id>.jsonl
+# with date_id = datetime.now().isoformat() with ':' replaced by '-'.
+_LM_EVAL_NAME = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[0-9.\-]+)$")
+_MAPPING_KEYS = ("model", "example", "task", "score", "judge_score", "cost", "filter")
+
+
+def _get(record, field):
+    """``record[field]``; a dotted field (``"metrics.acc"``) looks into nested objects."""
+    if field in record:
+        return record[field]
+    value = record
+    for part in field.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return None
+        value = value[part]
+    return value
+
+
+def _sample_files(paths_or_dir):
+    if isinstance(paths_or_dir, (str, os.PathLike)):
+        paths_or_dir = [paths_or_dir]
+    try:
+        items = [os.fspath(p) for p in paths_or_dir]
+    except TypeError:
+        raise TypeError("`paths_or_dir` must be a directory, a file path or a list of file "
+                        f"paths; got {paths_or_dir!r}.") from None
+    files = []
+    for p in items:
+        if os.path.isdir(p):
+            found = sorted(
+                os.path.join(root, name) for root, _, names in os.walk(p) for name in names
+                if name.endswith(".jsonl")
+            )
+            if not found:
+                raise ValueError(f"{p}: no .jsonl sample file in this directory (or below).")
+            files.extend(found)
+        elif os.path.exists(p):
+            files.append(p)
+        else:
+            raise FileNotFoundError(f"{p}: no such file or directory.")
+    if not files:
+        raise ValueError("`paths_or_dir` is empty: pass a directory or sample files.")
+    return files
+
+
+def read_harness_samples(paths_or_dir, *, metric, model_from="directory", example_key="doc_id",
+                         mapping=None, filter=None, duplicates="error"):
+    """Read the per-example sample files of LLM evaluation harnesses as one long table.
+
+    Harnesses log one JSON object per line and per example, with the example's id and the
+    metric values of that example. lm-evaluation-harness (``--log_samples``) writes
+    ``<output_path>/<model>/samples_<task>_<date>.jsonl``, each line like::
+
+        {"doc_id": 0, "doc": {...}, "target": "B", "resps": [...], "filtered_resps": [...],
+         "filter": "none", "metrics": ["acc"], "acc": 1.0}
+
+    Column mapping (the long table's columns, and where each comes from):
+
+    ============  ==========================================================================
+    model         ``model_from``: the sample file's directory (``"directory"``, the
+                  lm-evaluation-harness layout), the file name without ``.jsonl``
+                  (``"filename"``), ``callable(path) -> str``, or a field (``mapping["model"]``)
+    task          the ``<task>`` of an lm-evaluation-harness file name
+                  ``samples_<task>_<date>.jsonl``, or a field (``mapping["task"]``); none
+                  otherwise
+    example       ``"<task>/<example_key>"`` (e.g. ``"arc_easy/17"``) when there is a task, so
+                  that several tasks make one pool of examples; ``str(<example_key>)``
+                  otherwise
+    score         the field ``metric`` (e.g. ``"acc"``, ``"exact_match"``); ``true``/``false``
+                  count as 1/0
+    judge_score   ``mapping["judge_score"]``, if given
+    cost          ``mapping["cost"]``, if given
+    ============  ==========================================================================
+
+    Fields may be dotted paths into nested objects (``"stats.exact_match"``), so other
+    harnesses (HELM-like per-instance records, OpenAI evals, your own logs) are read through
+    ``mapping``.
+
+    Parameters
+    ----------
+    paths_or_dir : str, path-like or list of them
+        Sample files, or directories searched (recursively) for ``*.jsonl`` files.
+    metric : str
+        Field holding the example's score (higher = better). A missing field or ``null`` is a
+        missing cell.
+    model_from : {"directory", "filename"} or callable, default="directory"
+        Where the model id comes from when ``mapping`` has no ``"model"`` field (see above).
+    example_key : str, default="doc_id"
+        Field holding the example's id within its task.
+    mapping : dict or None, default=None
+        Fields for the keys ``"model"``, ``"task"``, ``"example"`` (overrides ``example_key``),
+        ``"score"`` (overrides ``metric``), ``"judge_score"``, ``"cost"`` and ``"filter"``
+        (default ``"filter"``).
+    filter : str or None, default=None
+        Keep only the lines whose filter field equals this. lm-evaluation-harness writes one
+        line per example *and filter* when a task has several (e.g. ``"strict-match"`` and
+        ``"flexible-extract"`` for gsm8k); without ``filter`` they are repeated pairs.
+    duplicates : {"error", "mean", "last"}, default="error"
+        As in :func:`read_long_table` (``"mean"`` averages repeated samples of one example).
+
+    Returns
+    -------
+    table : LongTable
+        Models in the order of their first file, examples in the order of their first line.
+
+    Raises
+    ------
+    ValueError
+        A line that is not a JSON object, a line without ``example_key``, a metric value that is
+        not a number, a repeated (model, example) pair: each names the file, the field and the
+        line.
+
+    Examples
+    --------
+    Two models, each with a sample file of one task, in lm-evaluation-harness's layout:
+
+    >>> import json, os, tempfile
+    >>> from sklearn_riskcontrol.tables import read_harness_samples
+    >>> out = tempfile.mkdtemp()
+    >>> for model, accs in [("org__model-a", [1, 0, 1]), ("org__model-b", [1, 1, 1])]:
+    ...     os.makedirs(os.path.join(out, model))
+    ...     name = os.path.join(out, model, "samples_arc_easy_2024-05-01T10-00-00.123.jsonl")
+    ...     with open(name, "w") as f:
+    ...         for doc_id, acc in enumerate(accs):
+    ...             line = {"doc_id": doc_id, "filter": "none", "metrics": ["acc"], "acc": acc}
+    ...             print(json.dumps(line), file=f)
+    >>> t = read_harness_samples(out, metric="acc")
+    >>> t.model_ids.tolist(), t.example_ids.tolist()
+    (['org__model-a', 'org__model-b'], ['arc_easy/0', 'arc_easy/1', 'arc_easy/2'])
+    >>> t.scores
+    array([[1., 0., 1.],
+           [1., 1., 1.]])
+
+    Other layouts through ``mapping``: one file per model, the id in ``"id"`` and the metric
+    nested in ``"stats"``:
+
+    >>> path = os.path.join(out, "gpt-x.jsonl")
+    >>> with open(path, "w") as f:
+    ...     print(json.dumps({"id": "q1", "stats": {"exact_match": 1.0}}), file=f)
+    >>> read_harness_samples(path, metric="stats.exact_match", model_from="filename",
+    ...                      mapping={"example": "id"}).to_frame()
+      model example  score
+    0 gpt-x      q1    1.0
+    """
+    mapping = {} if mapping is None else dict(mapping)
+    unknown = sorted(set(mapping) - set(_MAPPING_KEYS))
+    if unknown:
+        raise ValueError(f"`mapping` has unknown keys {unknown}; its keys are "
+                         f"{list(_MAPPING_KEYS)}.")
+    if not isinstance(metric, str) and "score" not in mapping:
+        raise TypeError(f"`metric` must be the name of a field, e.g. 'acc'; got {metric!r}.")
+    if not (callable(model_from) or model_from in ("directory", "filename")):
+        raise ValueError("`model_from` must be 'directory', 'filename' or a callable "
+                         f"path -> model id; got {model_from!r}.")
+    fields = {"example": mapping.get("example", example_key),
+              "score": mapping.get("score", metric)}
+    for key in ("judge_score", "cost", "model", "task"):
+        if key in mapping:
+            fields[key] = mapping[key]
+    filter_field = mapping.get("filter", "filter")
+
+    cols = {k: [] for k in ("model", "example", "score", "judge_score", "cost")}
+    where_file, where_line = [], []
+    for path in _sample_files(paths_or_dir):
+        records, lines = _json_lines(path)
+        if filter is not None:
+            kept = [k for k, r in enumerate(records) if _get(r, filter_field) == filter]
+            records, lines = [records[k] for k in kept], [lines[k] for k in kept]
+        stem = os.path.basename(path)[: -len(".jsonl")] if path.endswith(".jsonl") else \
+            os.path.splitext(os.path.basename(path))[0]
+        match = _LM_EVAL_NAME.match(stem)
+        if "model" not in fields:
+            if callable(model_from):
+                file_model = str(model_from(path))
+            elif model_from == "directory":
+                file_model = os.path.basename(os.path.dirname(os.path.abspath(path)))
+            else:
+                file_model = stem
+        file_task = match.group("task") if match else None
+        for r, line in zip(records, lines):
+            doc = _get(r, fields["example"])
+            if doc is None or doc == "":
+                raise ValueError(
+                    f"{path}, line {line}: no field {fields['example']!r} (the example id); "
+                    "pass example_key= (or mapping={'example': ...}) naming the id field."
+                )
+            task = _get(r, fields["task"]) if "task" in fields else file_task
+            cols["example"].append(str(doc) if task is None else f"{task}/{doc}")
+            cols["model"].append(_get(r, fields["model"]) if "model" in fields else file_model)
+            for key in ("score", "judge_score", "cost"):
+                if key in fields:
+                    cols[key].append(_get(r, fields[key]))
+        where_file.extend([path] * len(records))
+        where_line.extend(lines)
+    if not where_line:
+        raise ValueError(f"no sample line kept (filter={filter!r}): check `filter`.")
+
+    if all(v is None for v in cols["score"]):
+        first = _json_lines(_sample_files(paths_or_dir)[0])[0][0]
+        raise ValueError(
+            f"no sample line has the field {fields['score']!r} (the score, `metric`); the "
+            f"first line's fields are: {_quoted(list(first))}."
+        )
+    names = {"model": fields.get("model", "model"), "example": fields["example"]}
+    for key in ("score", "judge_score", "cost"):
+        if key in fields:
+            names[key] = fields[key]
+    arrays = {}
+    for key, field in names.items():
+        values = cols[key]
+        if key in ("score", "judge_score"):  # true/false -> 1/0
+            values = [float(v) if isinstance(v, bool) else v for v in values]
+        arr = np.empty(len(values), dtype=object)
+        arr[:] = values
+        arrays[field] = arr
+
+    def row(k):
+        return f"{where_file[k]}, line {where_line[k]}"
+
+    def where(k, column):
+        return f"{where_file[k]}, field {column!r}, line {where_line[k]}"
+
+    files = sorted(set(where_file))
+    name = files[0] if len(files) == 1 else f"{len(files)} sample files"
+    hint = "" if filter is not None else (
+        "if the lines differ by their filter field (one line per example and filter), pass "
+        "filter=...; or "
+    )
+    src = _Source(name, arrays, len(where_line), row, where, hint)
+    return _long(src, names["model"], names["example"], names["score"],
+                 names.get("judge_score"), names.get("cost"), duplicates)
+
+
+def _is_long_header(path, model, example, score):
+    """Whether ``path`` reads as a long table: a JSON Lines or Parquet file, or a CSV file
+    whose header line has the three long columns (the command line's detection)."""
+    if _FORMATS.get(os.path.splitext(str(path))[1].lower()) in ("jsonl", "parquet"):
+        return True
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as f:
+            header = [cell.strip() for cell in next(csv.reader(f), [])]
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return False  # the reader reports the problem
+    return {model, example, score} <= set(header)
+
+
+def _add_long_options(parser, what, value_column):
+    """The command line's options of long tables (``--long`` and the column names)."""
+    import argparse
+
+    parser.add_argument(
+        "--long", action=argparse.BooleanOptionalAction, default=None,
+        help=f"long tables, one row per {what} and example (default: yes for .jsonl and "
+             f".parquet files and for a CSV whose header has the {what}, example and "
+             f"{value_column} columns)")
+    parser.add_argument("--model-column", default="model",
+                        help=f"long tables: column of the {what} ids (default: model)")
+    parser.add_argument("--example-column", default="example",
+                        help="long tables: column of the example ids (default: example)")
+    return parser

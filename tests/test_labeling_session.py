@@ -1,0 +1,374 @@
+"""Label-until-certified sessions (sklearn_riskcontrol.labeling)."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from sklearn_riskcontrol import LabelingSession, RiskControlWarning, SelectionSession
+from sklearn_riskcontrol.bandits import SQLiteStore
+from sklearn_riskcontrol.evalues import rautoeval_select, rautoeval_test
+from sklearn_riskcontrol.evalues.betting import _logsumexp, betting_eprocess
+
+
+def _data(rng, n, N, risk, agree=0.9, fractional=False):
+    """True losses h, judge losses g on n labeled rows and u on N unlabeled ones."""
+    def one(m):
+        h = rng.binomial(1, risk, m).astype(float)
+        if fractional:
+            h = np.clip(h * rng.uniform(0.5, 1.0, m), 0, 1)
+        return h, np.where(rng.random(m) < agree, h, rng.random(m).round(1))
+    h, g = one(n)
+    return h, g, one(N)[1]
+
+
+def _feed(session, h, g, rng, max_batch=17, ids=None):
+    statuses, i = [], 0
+    while i < h.size:
+        b = int(rng.integers(1, max_batch + 1))
+        sl = slice(i, i + b)
+        statuses.append(session.add(h[sl], None if g is None else g[sl],
+                                    example_ids=None if ids is None else ids[sl]))
+        i += b
+    return statuses
+
+
+# --------------------------------------------------------------------------------------------
+# Agreement with the batch test
+# --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("method", ["plus", "autoeval", "eval"])
+@pytest.mark.parametrize("betting", ["up", "wsr"])
+def test_full_budget_equals_batch_test(method, betting):
+    rng = np.random.default_rng(0)
+    h, g, u = _data(rng, 120, 500, 0.1)
+    s = LabelingSession(None if method == "eval" else u, alpha=0.2, delta=0.1, max_labels=120,
+                        method=method, betting=betting)
+    _feed(s, h, g if method != "eval" else None, rng)
+    res = rautoeval_test(h, g, None if method == "eval" else u, alpha=0.2, delta=0.1,
+                         method=method, betting=betting)
+    mine = s.result()
+    assert s.block_size == res.block_size == (0 if method == "eval" else 4)
+    for name in ("log_eprocess", "log_wealth", "bets", "rho_weights"):
+        assert np.array_equal(getattr(mine, name), getattr(res, name)), name
+    assert (mine.certified, mine.stopping_index, mine.pvalue) == (
+        res.certified, res.stopping_index, res.pvalue)
+    st = s.status_
+    assert st.certified == res.certified and st.stopping_index == res.stopping_index
+
+
+def test_every_prefix_equals_batch_test_on_its_blocks():
+    """After each batch (n labels) the session is the batch test on (h[:n], g[:n], u[:n r])."""
+    rng = np.random.default_rng(1)
+    h, g, u = _data(rng, 90, 400, 0.15)
+    s = LabelingSession(u, alpha=0.25, delta=0.1, max_labels=100)
+    n, r = 0, s.block_size
+    while n < h.size:
+        b = int(rng.integers(1, 17))
+        st = s.add(h[n : n + b], g[n : n + b])
+        n = st.n_labels
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RiskControlWarning)
+            res = rautoeval_test(h[:n], g[:n], u[: n * r], alpha=0.25, delta=0.1)
+        assert np.array_equal(s.result().log_eprocess, res.log_eprocess)
+        assert st.certified == res.certified and st.pvalue == res.pvalue
+
+
+def test_brute_force_definition_fractional_wsr():
+    """Fractional losses, WSR bets planned for max_labels rounds, explicit loop over blocks."""
+    rng = np.random.default_rng(2)
+    h, g, u = _data(rng, 40, 333, 0.3, fractional=True)
+    s = LabelingSession(u, alpha=0.35, delta=0.1, max_labels=60, betting="wsr", n_rho=4)
+    _feed(s, h, g, rng, max_batch=6)
+    r = 333 // 60
+    rho = np.linspace(0, 1, 4)
+    q = np.empty((4, 40))
+    for i in range(40):
+        ubar = sum(u[i * r + j] for j in range(r)) / r
+        for k in range(4):
+            q[k, i] = h[i] + rho[k] * (ubar - g[i])
+    logw = betting_eprocess(q, 0.35, lower=-rho, upper=1 + rho, betting="wsr", delta=0.1,
+                            n_total=60).log_wealth
+    expected = _logsumexp(np.log(np.full(4, 0.25))[:, None] + logw, axis=0)
+    np.testing.assert_allclose(s.result().log_eprocess, expected, rtol=0, atol=1e-12)
+
+
+# --------------------------------------------------------------------------------------------
+# Type-I error of "stop at the first certification"
+# --------------------------------------------------------------------------------------------
+def _stop_when_certified_rate(reps, betting, seed, risk, budget=80, alpha=0.1, delta=0.1):
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for _ in range(reps):
+        # Optimistic judge (says "correct" on 30% of the errors): R-AutoEval+ must stay valid.
+        def one(m):
+            h = rng.binomial(1, risk, m).astype(float)
+            return h, np.where(rng.random(m) < 0.3, 0.0, h)
+        h, g = one(budget)
+        u = one(3 * budget)[1]
+        s = LabelingSession(u, alpha=alpha, delta=delta, max_labels=budget, betting=betting,
+                            n_rho=4)
+        i = 0
+        while i < budget and not s.status_.done:
+            b = int(rng.integers(1, 12))
+            s.add(h[i : i + b], g[i : i + b])
+            i += b
+        hits += s.status_.certified
+    return hits / reps
+
+
+def test_stop_when_certified_type_one_error_reduced():
+    rate = _stop_when_certified_rate(300, "wsr", seed=3, risk=0.11)
+    se = np.sqrt(0.1 * 0.9 / 300)
+    assert rate <= 0.1 + 3 * se
+    # not vacuous: the same rule certifies a model whose risk is well below alpha
+    assert _stop_when_certified_rate(30, "wsr", seed=4, risk=0.0, alpha=0.2) >= 0.9
+
+
+@pytest.mark.slow
+def test_stop_when_certified_type_one_error_full():
+    for betting in ("up", "wsr"):
+        rate = _stop_when_certified_rate(1500, betting, seed=5, risk=0.105, budget=150)
+        assert rate <= 0.1 + 3 * np.sqrt(0.1 * 0.9 / 1500), betting
+
+
+# --------------------------------------------------------------------------------------------
+# Impossibility is a proof
+# --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("betting", ["up", "wsr"])
+def test_impossible_is_never_wrong(betting):
+    rng = np.random.default_rng(6)
+    fired = 0
+    for rep in range(12):
+        budget = int(rng.integers(20, 60))
+        h, g, u = _data(rng, budget, 2 * budget + 3, rng.uniform(0.1, 0.5))
+        s = LabelingSession(u, alpha=0.1, delta=0.1, max_labels=budget, betting=betting,
+                            n_rho=5)
+        i = 0
+        while i < budget:
+            b = int(rng.integers(1, 8))
+            st = s.add(h[i : i + b], g[i : i + b])
+            i += b
+            if not st.impossible:
+                continue
+            fired += 1
+            m = st.n_labels
+            for g_rest in (0.0, 1.0):  # remaining true losses 0; judge losses 0 or 1
+                hh = np.concatenate([h[:m], np.zeros(budget - m)])
+                gg = np.concatenate([g[:m], np.full(budget - m, g_rest)])
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RiskControlWarning)
+                    res = rautoeval_test(hh, gg, u, alpha=0.1, delta=0.1, betting=betting,
+                                         n_rho=5)
+                assert not res.certified
+                assert res.log_evalue <= st.log_evalue_bound + 1e-9
+            break
+    assert fired >= 3  # the check is not vacuous
+
+
+def test_bound_decreases_and_reaches_realized_value():
+    rng = np.random.default_rng(7)
+    h, g, u = _data(rng, 40, 200, 0.4)
+    s = LabelingSession(u, alpha=0.1, delta=0.1, max_labels=40)
+    bounds = [st.log_evalue_bound for st in _feed(s, h, g, rng, max_batch=5)]
+    assert np.all(np.diff(bounds) <= 1e-6)
+    st = s.status_
+    assert st.impossible and st.remaining_budget == 0
+    assert bounds[-1] == pytest.approx(st.log_evalue, abs=2e-3)
+    assert "impossible" in str(st)
+
+
+def test_no_budget_never_impossible_and_estimate():
+    rng = np.random.default_rng(8)
+    h = rng.binomial(1, 0.05, 30).astype(float)
+    s = LabelingSession(None, alpha=0.2, delta=0.01, method="eval")
+    assert s.max_labels is None and s.status_.labels_needed is None
+    st = s.add(h[:10])
+    assert not st.impossible and st.log_evalue_bound == np.inf
+    assert isinstance(st.labels_needed, int) and st.labels_needed > 0
+    st = s.add(np.ones(10))  # mean loss now above alpha: no estimate
+    assert st.labels_needed is None and "no estimate" in str(st)
+
+
+def test_labels_needed_is_a_reasonable_estimate():
+    """Averaged over draws, the estimate after 30 labels is within a factor 3 of the truth."""
+    rng = np.random.default_rng(9)
+    ratios = []
+    for _ in range(20):
+        h, g, u = _data(rng, 400, 800, 0.05, agree=0.95)
+        s = LabelingSession(u, alpha=0.12, delta=0.05, max_labels=400, betting="wsr")
+        st = s.add(h[:30], g[:30])
+        if st.certified or st.labels_needed is None:
+            continue
+        res = rautoeval_test(h, g, u, alpha=0.12, delta=0.05, betting="wsr")
+        if res.stopping_index is not None:
+            ratios.append((30 + st.labels_needed) / (res.stopping_index + 1))
+    assert len(ratios) >= 10
+    assert 1 / 3 <= np.median(ratios) <= 3
+
+
+# --------------------------------------------------------------------------------------------
+# Store and resume
+# --------------------------------------------------------------------------------------------
+def test_resume_from_store(tmp_path):
+    rng = np.random.default_rng(10)
+    h, g, u = _data(rng, 60, 300, 0.1)
+    ids = np.array([f"q{k}" for k in range(60)])
+    path = tmp_path / "labels.db"
+    kw = dict(alpha=0.2, delta=0.1, max_labels=100)
+    with LabelingSession(u, store=path, **kw) as s:
+        _feed(s, h[:35], g[:35], rng, ids=ids[:35])
+        before = s.status_
+    s2 = LabelingSession(u, store=str(path), **kw)  # what a new process does
+    assert s2.example_ids == list(ids[:35])
+    assert repr(s2.status_) == repr(before) and s2.status_ == before
+    # re-sending a batch that overlaps what was stored only adds the new examples
+    s2.add(h[30:60], g[30:60], example_ids=ids[30:60])
+    ref = LabelingSession(u, **kw)
+    ref.add(h, g)
+    assert s2.n_labels == 60
+    assert np.array_equal(s2.result().log_eprocess, ref.result().log_eprocess)
+    assert s2.status_ == ref.status_
+    s2.close()
+    s3 = LabelingSession(u, store=path, **kw)
+    assert s3.status_ == ref.status_ and s3.labels()[0].tolist() == h.tolist()
+    with pytest.raises(ValueError, match="already labeled with other losses"):
+        s3.add([1 - h[0]], [g[0]], example_ids=["q0"])
+    with pytest.raises(ValueError, match="another run"):
+        LabelingSession(u, store=path, alpha=0.25, delta=0.1, max_labels=100)
+    with pytest.raises(ValueError, match="another run"):
+        LabelingSession(u[::-1], store=path, **kw)
+    s3.close()
+
+
+def test_store_records_labels_in_order(tmp_path):
+    s = LabelingSession(None, alpha=0.3, delta=0.1, method="eval", max_labels=10,
+                        store=tmp_path / "e.db")
+    s.add([0.0, 0.5], example_ids=["b", "a"])
+    s.close()
+    recs = SQLiteStore(tmp_path / "e.db").records()
+    assert [(r.model, r.example, r.score) for r in recs] == [
+        ("label[0]", "b", 0.0), ("label[0]", "a", 0.5)]
+
+
+# --------------------------------------------------------------------------------------------
+# Selection in rounds
+# --------------------------------------------------------------------------------------------
+def _tables(rng, risks, n, N, agree=0.95):
+    K = len(risks)
+    h = rng.binomial(1, np.asarray(risks)[:, None], (K, n)).astype(float)
+    hu = rng.binomial(1, np.asarray(risks)[:, None], (K, N)).astype(float)
+    flip = lambda x: np.where(rng.random(x.shape) < agree, x, 1 - x)  # noqa: E731
+    return h, flip(h), flip(hu)
+
+
+@pytest.mark.parametrize("procedure", ["fst", "bonferroni"])
+def test_selection_full_budget_equals_rautoeval_select(procedure):
+    rng = np.random.default_rng(11)
+    h, g, u = _tables(rng, [0.03, 0.08, 0.12, 0.4], 150, 600)
+    s = SelectionSession(u, alpha=0.15, delta=0.1, procedure=procedure, max_labels=150,
+                         cost=[4, 3, 2, 1])
+    i = 0
+    while i < 150:
+        b = int(rng.integers(1, 30))
+        st = s.add(h[:, i : i + b], g[:, i : i + b])
+        i += b
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RiskControlWarning)
+        ref = rautoeval_select(h, g, u, alpha=0.15, delta=0.1, procedure=procedure,
+                               cost=[4, 3, 2, 1])
+    assert st.certified.tolist() == ref.certified.tolist()
+    assert st.selected == ref.selected
+    mine = s.result()
+    tested = ref.tested
+    np.testing.assert_array_equal(mine.pvalues[tested], ref.pvalues[tested])
+
+
+def test_selection_final_never_changes():
+    rng = np.random.default_rng(12)
+    for rep in range(4):
+        h, g, u = _tables(rng, [0.02, 0.05, 0.09, 0.3], 200, 600)
+        s = SelectionSession(u, alpha=0.12, delta=0.1, max_labels=200, betting="wsr")
+        i, final_at = 0, None
+        while i < 200:
+            st = s.add(h[:, i : i + 10], g[:, i : i + 10])
+            i += 10
+            if st.final and final_at is None:
+                final_at, sel = i, st.selected
+                assert st.labels_needed is None
+            if final_at is not None:
+                assert st.final and st.selected == sel
+        assert final_at is not None
+
+
+def test_selection_resume_and_eval(tmp_path):
+    rng = np.random.default_rng(13)
+    h = rng.binomial(1, [[0.0], [0.1], [0.5]], (3, 40)).astype(float)
+    kw = dict(alpha=0.3, delta=0.1, method="eval", max_labels=40, cost=[3, 2, 1],
+              procedure="bonferroni")
+    s = SelectionSession(None, store=tmp_path / "sel.db", **kw)
+    s.add(h[:, :25], example_ids=range(25))
+    s.close()
+    s2 = SelectionSession(None, store=tmp_path / "sel.db", **kw)
+    st = s2.add(h[:, 20:], example_ids=range(20, 40))
+    ref = SelectionSession(None, **kw)
+    ref_st = ref.add(h)
+    assert st.n_labels == 40 and repr(st) == repr(ref_st)
+    assert np.array_equal(s2.labels()[0], h)
+    s2.close()
+
+
+# --------------------------------------------------------------------------------------------
+# Errors
+# --------------------------------------------------------------------------------------------
+def test_errors():
+    u = np.zeros(50)
+    with pytest.raises(ValueError, match="`max_labels`=60 exceeds the 50"):
+        LabelingSession(u, alpha=0.1, delta=0.1, max_labels=60)
+    with pytest.raises(ValueError, match="`max_labels` is required with betting='wsr'"):
+        LabelingSession(None, alpha=0.1, delta=0.1, method="eval", betting="wsr")
+    with pytest.raises(TypeError, match="`max_labels`"):
+        LabelingSession(u, alpha=0.1, delta=0.1, max_labels=2.5)
+    with pytest.raises(ValueError, match="`alpha`"):
+        LabelingSession(u, alpha=1.5, delta=0.1)
+    with pytest.raises(ValueError, match="`method`"):
+        LabelingSession(u, alpha=0.1, delta=0.1, method="pp")
+    with pytest.raises(ValueError, match="loss_judge_unlabeled"):
+        LabelingSession([0.5, 2.0], alpha=0.1, delta=0.1)
+    with pytest.warns(RiskControlWarning, match="reduces to R-Eval"):
+        assert LabelingSession(None, alpha=0.1, delta=0.1).method == "eval"
+    s = LabelingSession(u, alpha=0.1, delta=0.1, max_labels=5)
+    with pytest.raises(ValueError, match="No label has been added"):
+        s.result()
+    with pytest.raises(ValueError, match="`loss_judge_labeled` is required"):
+        s.add([0.0])
+    with pytest.raises(ValueError, match="`loss_judge_labeled` has 1 labels"):
+        s.add([0.0, 1.0], [0.0])
+    with pytest.raises(ValueError, match="`loss_labeled`"):
+        s.add([-0.1], [0.0])
+    with pytest.raises(ValueError, match="`example_ids` has 1 entries"):
+        s.add([0.0, 0.0], [0.0, 0.0], example_ids=["a"])
+    with pytest.raises(ValueError, match="'a' more than once"):
+        s.add([0.0, 0.0], [0.0, 0.0], example_ids=["a", "a"])
+    s.add(np.zeros(4), np.zeros(4))
+    with pytest.raises(ValueError, match="exceeds the budget: 4 of max_labels=5"):
+        s.add(np.zeros(2), np.zeros(2))
+    assert s.n_labels == 4  # a refused batch records nothing
+    with pytest.raises(TypeError, match="`store`"):
+        LabelingSession(u, alpha=0.1, delta=0.1, store=3)
+
+
+def test_selection_errors():
+    U = np.zeros((3, 30))
+    with pytest.raises(ValueError, match="`procedure`"):
+        SelectionSession(U, alpha=0.1, delta=0.1, procedure="holm")
+    with pytest.raises(ValueError, match="`cost` must hold 3"):
+        SelectionSession(U, alpha=0.1, delta=0.1, cost=[1, 2])
+    with pytest.raises(ValueError, match="pass `cost`"):
+        SelectionSession(None, alpha=0.1, delta=0.1, method="eval")
+    with pytest.raises(ValueError, match="2-d table"):
+        SelectionSession(np.zeros(30), alpha=0.1, delta=0.1)
+    s = SelectionSession(U, alpha=0.1, delta=0.1, max_labels=10)
+    with pytest.raises(ValueError, match=r"shape \(n_candidates=3, n_new_labels\)"):
+        s.add(np.zeros((2, 4)), np.zeros((2, 4)))
+    with pytest.raises(ValueError, match=r"loss_judge_labeled\[1\]"):
+        s.add(np.zeros((3, 2)), np.array([[0, 0], [0, 3], [0, 0]]))
