@@ -2,7 +2,8 @@
 
 Array layer (NumPy only): the streaming threshold learners (:func:`make_learner`,
 :class:`SPSLearner`, ...), :func:`simulate_thresholds` to replay a stream of true-label scores, and
-the metrics of :mod:`sklearn_riskcontrol.online.metrics`. Estimator layer:
+the metrics of :mod:`sklearn_riskcontrol.online.metrics`, and the drift monitor
+(:class:`MissRateMonitor`, :func:`simulate_monitored`). Estimator layer:
 :class:`SemiBanditPredictionSet`, which wraps a fitted classifier (or takes candidate scores) and
 calls the array layer; the array modules never import it.
 
@@ -23,6 +24,7 @@ from ._learners import (
     ThresholdLearner,
     make_learner,
 )
+from ._monitor import ON_DRIFT, MissRateMonitor, simulate_monitored
 from ._simulate import simulate_thresholds
 from .metrics import (
     average_set_size,
@@ -37,6 +39,9 @@ __all__ = [
     "STRATEGIES",
     "SemiBanditPredictionSet",
     "simulate_thresholds",
+    "simulate_monitored",
+    "MissRateMonitor",
+    "ON_DRIFT",
     "make_learner",
     "ThresholdLearner",
     "SPSLearner",

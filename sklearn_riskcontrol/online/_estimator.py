@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 from .._validation import RANDOM_STATE, check_labels, check_random_state, show, warn
 from .._wrapping import copy_feature_info, indexable_rows, is_fitted, n_rows
 from ._learners import STRATEGIES, make_learner
+from ._monitor import ON_DRIFT, MissRateMonitor, _replay_monitored
 
 __all__ = ["SemiBanditPredictionSet"]
 
@@ -93,6 +94,18 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         DLR's first threshold (default 0.0).
     n_explore : int, optional
         Exploration rounds of the ETC strategies (default ``ceil(horizon^(2/3))``).
+    on_drift : {"warn", "restart", "ignore"}, default="warn"
+        What to do when the drift monitor (``strategy="sps"`` only) rejects the i.i.d.
+        assumption, i.e. finds that the published sets miss the true label more often than
+        ``alpha`` allows (:class:`~sklearn_riskcontrol.online.MissRateMonitor`). ``"warn"``: a
+        :class:`~sklearn_riskcontrol.RiskControlWarning` naming the round; ``"ignore"``: only
+        record it. Both leave SPS exactly the paper's algorithm (the thresholds do not depend on
+        the monitor). ``"restart"``: start a fresh learner (full sets again) and a fresh monitor
+        at the next published set; this adapts to a changed stream but is *outside the paper's
+        guarantee*, which then holds only if the stream is i.i.d. after the restart.
+    monitor_delta : float in (0, 1), default=0.01
+        Level of the drift monitor: on i.i.d. rounds it raises a false alarm with probability
+        at most ``monitor_delta + delta`` over the whole stream.
     calib_size : float in (0, 1), default=0.5
         Fraction of the rows of :meth:`fit` replayed as the stream when ``estimator`` has to be
         fitted first (the others fit it).
@@ -113,6 +126,17 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         Rounds fed so far.
     n_misses_ : int
         Rounds whose true label was not in the set.
+    monitor_ : MissRateMonitor or None
+        The drift monitor's state (e-value, rounds since its last reset); ``None`` for strategies
+        other than ``"sps"``.
+    drift_detected_at_ : int or None
+        Round (1-based, counted from the start of the stream) after which the monitor first
+        rejected, or ``None``.
+    history_ : dict of lists
+        The monitor's events, one entry per detection: ``"round"`` (as in
+        ``drift_detected_at_``), ``"event"`` (``"drift_detected"``, or ``"restart"`` with
+        ``on_drift="restart"``) and ``"e_value"`` (the e-value that crossed
+        ``1 / monitor_delta``). ``pandas.DataFrame(history_)`` tabulates it.
     n_features_in_ : int
         Number of features of ``X`` (copied from the wrapped classifier).
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -130,6 +154,10 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
     user's feedback: ``y`` holds the true label when it was in the set, ``-1`` for a miss. All
     rows of one :meth:`partial_fit` call are taken to have been served with the sets
     :meth:`predict_set` returned just before the call (the current ``threshold_``).
+
+    With ``strategy="sps"`` a drift monitor bets against the published sets' misses (the one
+    thing semi-bandit feedback observes exactly): see ``on_drift`` and the user guide's "When the
+    stream drifts".
 
     :meth:`score` returns the coverage of the published sets (the fraction of rows whose true
     label is in its set), not the wrapped classifier's accuracy.
@@ -157,6 +185,17 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
     >>> feedback = np.where(sets[range(1000), y_new], y_new, -1)  # user: label or miss
     >>> sps.partial_fit(X_new, feedback).n_rounds_
     3000
+
+    A stream whose true-label scores drop halfway (here ``"precomputed"`` scores of a single
+    candidate) breaks the i.i.d. assumption; the drift monitor detects it, and
+    ``on_drift="restart"`` starts SPS afresh:
+
+    >>> rng = np.random.default_rng(0)
+    >>> scores = np.concatenate([rng.normal(3, 2, 3000), rng.normal(-0.5, 2, 3000)])
+    >>> sps = SemiBanditPredictionSet("precomputed", on_drift="restart")
+    >>> sps = sps.fit(scores[:, None], np.zeros(6000, dtype=int))
+    >>> sps.history_["event"], 3000 < sps.drift_detected_at_ < 3200
+    (['restart'], True)
     """
 
     _parameter_constraints = {
@@ -169,6 +208,8 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         "learning_rate": [Interval(Real, 0, None, closed="neither"), None],
         "initial_threshold": [Interval(Real, None, None, closed="neither"), None],
         "n_explore": [Interval(Integral, 1, None, closed="left"), None],
+        "on_drift": [StrOptions(set(ON_DRIFT))],
+        "monitor_delta": [Interval(Real, 0, 1, closed="neither")],
         "calib_size": [Interval(Real, 0, 1, closed="neither")],
         "random_state": RANDOM_STATE,
     }
@@ -185,6 +226,8 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         learning_rate=None,
         initial_threshold=None,
         n_explore=None,
+        on_drift="warn",
+        monitor_delta=0.01,
         calib_size=0.5,
         random_state=None,
     ):
@@ -197,6 +240,8 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         self.learning_rate = learning_rate
         self.initial_threshold = initial_threshold
         self.n_explore = n_explore
+        self.on_drift = on_drift
+        self.monitor_delta = monitor_delta
         self.calib_size = calib_size
         self.random_state = random_state
 
@@ -221,6 +266,41 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
             initial_threshold=self.initial_threshold,
             n_explore=self.n_explore,
         )
+
+    def _new_monitor(self):
+        return MissRateMonitor(self.alpha, delta=self.monitor_delta)
+
+    def _check_on_drift(self):
+        if self.on_drift == "restart" and self.strategy != "sps":
+            raise ValueError(
+                f"on_drift='restart' needs strategy='sps' (the drift monitor tests SPS's "
+                f"guarantee); got strategy={self.strategy!r}. Use on_drift='warn' or 'ignore'."
+            )
+
+    def _start_history(self):
+        self.monitor_ = self._new_monitor() if self.strategy == "sps" else None
+        self.drift_detected_at_ = None
+        self.history_ = {"round": [], "event": [], "e_value": []}
+        self._rounds_before_restart = 0
+
+    def _record_detection(self, round_, e_value):
+        """Log a detection after stream round ``round_`` (1-based); warn or restart."""
+        restart = self.on_drift == "restart"
+        if self.drift_detected_at_ is None:
+            self.drift_detected_at_ = int(round_)
+        self.history_["round"].append(int(round_))
+        self.history_["event"].append("restart" if restart else "drift_detected")
+        self.history_["e_value"].append(float(e_value))
+        if self.on_drift == "warn":
+            warn(
+                f"Drift detected after round {int(round_)}: the published sets miss the true label "
+                f"more often than alpha={self.alpha:g} allows (the miss-rate e-value reached "
+                f"{float(e_value):.3g} >= 1/monitor_delta = {1 / self.monitor_delta:g}), so the "
+                "stream is not i.i.d. and SPS's coverage guarantee no longer holds; its "
+                "threshold never decreases, so coverage will not recover by itself. Refit on "
+                "recent rounds, or pass on_drift='restart' to restart the learner after a "
+                "detection (outside the paper's guarantee)."
+            )
 
     def _set_model(self, model, X):
         self.estimator_ = model
@@ -351,7 +431,7 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
 
     def _finish(self):
         self.threshold_ = float(self.learner_.threshold)
-        self.n_rounds_ = self.learner_.n_rounds
+        self.n_rounds_ = getattr(self, "_rounds_before_restart", 0) + self.learner_.n_rounds
 
     # -- fitting ------------------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=False)
@@ -388,6 +468,7 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
             raise ValueError(f"`X` has {n} rows but `y` has {len(y)} entries; they must be equal.")
         if n == 0:
             raise ValueError("`X` is empty: at least one round is required.")
+        self._check_on_drift()
         learner = self._new_learner()
         needs_fit = not self._precomputed and not is_fitted(self.estimator)
         if needs_fit:
@@ -419,8 +500,22 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
                 "wrapped estimator (they can never be in a set); they count as misses."
             )
         true_scores = np.where(known, S[np.arange(len(y_stream)), col], -np.inf)
-        self.learner_ = learner
-        thresholds = learner.replay(true_scores)
+        self._start_history()
+        if self.monitor_ is None:
+            self.learner_ = learner
+            thresholds = learner.replay(true_scores)
+        else:  # "warn"/"ignore": learner.replay as above, the monitor only reads its output
+            first = [learner]  # the learner built (and validated) above, then fresh ones
+            thresholds, events, self.learner_, self.monitor_ = _replay_monitored(
+                true_scores,
+                lambda: first.pop() if first else self._new_learner(),
+                self._new_monitor,
+                self.on_drift == "restart",
+            )
+            for round_, e_value in events:
+                self._record_detection(round_, e_value)
+            if self.on_drift == "restart" and events:
+                self._rounds_before_restart = events[-1][0]
         self.n_misses_ = int(np.sum(~(true_scores >= thresholds) | ~known))
         self._finish()
         return self
@@ -493,6 +588,7 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         if n != len(y):
             raise ValueError(f"`X` has {n} rows but `y` has {len(y)} entries; they must be equal.")
         if not hasattr(self, "learner_"):
+            self._check_on_drift()
             learner = self._new_learner()
             if self._precomputed:
                 self._set_model(None, X)
@@ -510,6 +606,7 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
                 return self._fit(X, y)
             self.learner_ = learner
             self.n_misses_ = 0
+            self._start_history()
             self._finish()
         if classes is not None and not np.array_equal(np.unique(classes), self.classes_):
             raise ValueError(
@@ -545,8 +642,19 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
                 f"{float(served)!r} of the published set, so it was not in the set. Report a miss "
                 "with -1."
             )
+        rounds_before = self.n_rounds_
         self.learner_.update_batch(np.where(miss, np.nan, scores), served_threshold=served)
         self.n_misses_ += int(miss.sum())
+        monitor = self.monitor_
+        i = None if monitor is None else monitor.update_batch(miss)
+        if i is not None:
+            self._record_detection(rounds_before + i + 1, monitor.e_value)
+            if self.on_drift == "restart":
+                # The rest of this batch was served by the old sets: the fresh learner and
+                # monitor start with the next published set.
+                self._rounds_before_restart = rounds_before + n
+                self.learner_ = self._new_learner()
+                monitor.reset()
         self._finish()
         return self
 

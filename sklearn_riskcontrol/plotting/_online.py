@@ -35,6 +35,25 @@ def _rounds(n):
     return np.arange(1, n + 1)
 
 
+def _check_drift_rounds(drift_rounds):
+    """Rounds of the drift monitor's detections (e.g. ``history_["round"]``), as floats."""
+    if drift_rounds is None:
+        return np.empty(0)
+    rounds = np.atleast_1d(np.asarray(drift_rounds, dtype=float))
+    if rounds.ndim != 1 or not np.all(np.isfinite(rounds)) or np.any(rounds < 1):
+        raise ValueError(
+            f"`drift_rounds` must be rounds t >= 1 (e.g. the estimator's history_['round']); "
+            f"got {np.asarray(drift_rounds).tolist()!r}."
+        )
+    return rounds
+
+
+def _mark_drift(ax, rounds):
+    for i, r in enumerate(rounds):
+        label = "drift detected" if i == 0 else None
+        ax.axvline(r, color="tab:red", linestyle=":", linewidth=1.5, label=label)
+
+
 def _check_tau_star(tau_star):
     if tau_star is None:
         return None
@@ -42,7 +61,7 @@ def _check_tau_star(tau_star):
     return float(value[0])
 
 
-def plot_thresholds(thresholds_by_strategy, tau_star=None, ax=None):
+def plot_thresholds(thresholds_by_strategy, tau_star=None, ax=None, *, drift_rounds=None):
     """Published threshold ``tau_t`` against the round, one line per strategy.
 
     Parameters
@@ -57,6 +76,10 @@ def plot_thresholds(thresholds_by_strategy, tau_star=None, ax=None):
         below it (its sets then cover at least ``1 - alpha``).
     ax : matplotlib.axes.Axes, optional
         Axes to draw on; default: a new figure.
+    drift_rounds : array-like of int, optional
+        Rounds at which the drift monitor rejected (``SemiBanditPredictionSet.history_["round"]``
+        or the detections of :func:`~sklearn_riskcontrol.online.simulate_monitored`), drawn as
+        dotted vertical lines.
 
     Returns
     -------
@@ -75,19 +98,27 @@ def plot_thresholds(thresholds_by_strategy, tau_star=None, ax=None):
     >>> len(ax.get_lines()), ax.get_ylabel()  # two strategies and tau*
     (3, 'threshold tau_t')
     >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
+    >>> ax = plot_thresholds(runs, drift_rounds=[1500])  # a detection of the drift monitor
+    >>> ax.get_lines()[-1].get_label()
+    'drift detected'
+    >>> plt.close(ax.figure)
     """
     curves = _threshold_curves(thresholds_by_strategy)
     tau_star = _check_tau_star(tau_star)
+    drift = _check_drift_rounds(drift_rounds)
     ax = get_ax(ax)
     for label, tau in curves:
         shown = np.where(np.isfinite(tau), tau, np.nan)
         ax.plot(_rounds(len(tau)), shown, label=label)
     if tau_star is not None:
         ax.axhline(tau_star, color="black", linestyle="--", linewidth=1, label="oracle tau*")
+    _mark_drift(ax, drift)
     return finish_axes(ax, "round t", "threshold tau_t")
 
 
-def plot_coverage(thresholds_by_strategy, true_label_scores, alpha=None, ax=None):
+def plot_coverage(
+    thresholds_by_strategy, true_label_scores, alpha=None, ax=None, *, drift_rounds=None
+):
     """Running coverage ``(1/t) sum_{u <= t} 1{s_u >= tau_u}`` against the round.
 
     Parameters
@@ -100,6 +131,9 @@ def plot_coverage(thresholds_by_strategy, true_label_scores, alpha=None, ax=None
         Tolerated miscoverage; the target ``1 - alpha`` is drawn as a dashed horizontal line.
     ax : matplotlib.axes.Axes, optional
         Axes to draw on; default: a new figure.
+    drift_rounds : array-like of int, optional
+        Rounds at which the drift monitor rejected, drawn as dotted vertical lines (see
+        :func:`plot_thresholds`).
 
     Returns
     -------
@@ -130,6 +164,7 @@ def plot_coverage(thresholds_by_strategy, true_label_scores, alpha=None, ax=None
     curves = _threshold_curves(thresholds_by_strategy, len(s), "`true_label_scores`")
     if alpha is not None:
         alpha = check_level(alpha, "alpha")
+    drift = _check_drift_rounds(drift_rounds)
     ax = get_ax(ax)
     t = _rounds(len(s))
     for label, tau in curves:
@@ -137,6 +172,7 @@ def plot_coverage(thresholds_by_strategy, true_label_scores, alpha=None, ax=None
     if alpha is not None:
         target = f"target 1 - alpha = {1 - alpha:g}"
         ax.axhline(1 - alpha, color="black", linestyle="--", linewidth=1, label=target)
+    _mark_drift(ax, drift)
     return finish_axes(ax, "round t", "running coverage")
 
 
