@@ -94,15 +94,17 @@ plt.show()
 # %%
 # Confidence intervals
 # --------------------
-# With a smaller budget (3% of the cells) no model is fully scored. PULSE's one-step estimates
-# are conditionally unbiased (Lemma 1), so their errors form a martingale; its intervals bound
-# that martingale with a sub-Gaussian inequality made uniform in time by Ville's inequality, so
-# they hold whatever the adaptive number of pulls and whenever the run stops. With
+# With a smaller budget (3% of the cells) no model is fully scored. Each model's examples are
+# scored in a random order, so PULSE's intervals are betting confidence sequences for sampling
+# without replacement, run on its AIPW residuals (the scores minus the low-rank predictions):
+# uniform in time by Ville's inequality, they hold whatever the adaptive number of pulls and
+# whenever the run stops (``method="subgaussian"`` gives the former, wider construction). With
 # ``simultaneous=True`` (the default) all 200 intervals contain their model's mean at once with
 # probability at least ``1 - delta`` (a union bound over the models); ``simultaneous=False`` is
 # the guarantee for one model chosen before the run. The width shrinks like one over the square
 # root of a model's pulls, so the models the bandit dropped early keep wide, often vacuous
-# (``[0, 1]``) intervals, and the library warns about those. The printed fractions are one run.
+# intervals (99% of ``[0, 1]`` or more), and the library warns about those. The printed
+# fractions are one run.
 # NaivePooling has no interval: its estimate is biased by the prediction errors.
 short = PULSE(budget=0.03, batch_size=B, refit_every=100, rank=8, random_state=0)
 short.fit(data.scores, side_scores=side)

@@ -66,7 +66,7 @@ def add_parser(subparsers):
             "only the cells the strategy pays for, and prints the model identified as best, its\n"
             "estimated mean score and the evaluations used. PULSE (default) also gives\n"
             "confidence intervals that hold for all models at once with probability >= 1 - delta;\n"
-            "an interval spanning the whole score range [0, 1] is flagged as vacuous."
+            "an interval spanning at least 99% of the score range [0, 1] is flagged as vacuous."
         ),
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -240,8 +240,8 @@ def _write_summary(est, names, path, available, delta, ci, stream, long=False):
                 fixes.append(f"lower --batch-size (now {est.batch_size})")
             fixes.append(f"raise --delta (now {delta:g})")
             lines.append(
-                f"note: {n_vacuous} of {len(names)} intervals are vacuous: they span the whole "
-                f"score range [{_LOW:g}, {_HIGH:g}], so the guarantee says nothing about those "
+                f"note: {n_vacuous} of {len(names)} intervals are vacuous: they span at least 99% of "
+                f"the score range [{_LOW:g}, {_HIGH:g}], so the guarantee says nothing about those "
                 f"models; to tighten them, {', '.join(fixes[:-1])} or {fixes[-1]}"
             )
     print("\n".join(lines), file=stream)

@@ -266,6 +266,10 @@ class _BaseStrategy(BaseEstimator):
     def _finalize_extra(self, st):
         pass
 
+    def _stop_now(self, st):
+        """Stop before the budget is spent (strategies with a stopping rule override this)."""
+        return False
+
     # ------------------------------------------------------------------ the loop
     def _run(self):
         st = self._state
@@ -277,6 +281,8 @@ class _BaseStrategy(BaseEstimator):
                     st.warmup_done = True
                     self._record(st, -1)
                 if st.n_used >= st.budget:
+                    break
+                if st.warmup_done and self._stop_now(st):
                     break
                 item = self._plan_step(st)
                 if item is None:

@@ -6,7 +6,11 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 from threadpoolctl import ThreadpoolController
 
+from sklearn.utils.validation import check_is_fitted
+
 from ._base import _COMMON_ATTRS_DOC, _COMMON_PARAMS_DOC, _argmax, _auto_period, _BaseStrategy
+from ._intervals import _STOP_ATTRS_DOC, _STOP_DOC, _CertifyMixin, warn_vacuous
+from .._validation import check_level
 
 __all__ = ["UCBE", "UCBELRF"]
 
@@ -21,7 +25,7 @@ def _single_blas_thread():
     return _THREADPOOLS[0].limit(limits=1, user_api="blas")
 
 
-class UCBE(_BaseStrategy):
+class UCBE(_CertifyMixin, _BaseStrategy):
     __doc__ = f"""UCB-E best-model identification from observed scores only.
 
     At each step the model with the largest index ``mean_i + sqrt(exploration / |O_i|)`` is
@@ -35,10 +39,12 @@ class UCBE(_BaseStrategy):
 {_COMMON_PARAMS_DOC.format(batch=64)}
     exploration : float, default=1.0
         Exploration parameter ``a`` of the index.
+{_STOP_DOC}
 
     Attributes
     ----------
 {_COMMON_ATTRS_DOC}
+{_STOP_ATTRS_DOC}
 
     See Also
     --------
@@ -60,10 +66,20 @@ class UCBE(_BaseStrategy):
     >>> ucbe = UCBE(budget=0.3, batch_size=32, random_state=0).fit(S)
     >>> int(ucbe.best_index_), ucbe.n_evaluations_      # realized, one run (best: 19)
     (19, 12000)
+
+    Anytime-valid intervals (all 20 means inside w.p. >= 0.95), and the certified-best stop:
+
+    >>> ci = ucbe.confidence_intervals(0.05)
+    >>> bool(((ci[:, 0] <= S.mean(1)) & (S.mean(1) <= ci[:, 1])).all())    # this run
+    True
+    >>> stop = UCBE(budget=1.0, batch_size=32, stop_when_certified=True, random_state=0).fit(S)
+    >>> stop.certified_best_, stop.n_evaluations_ < 40000     # best w.p. >= 0.95; one run
+    (19, True)
     """
 
     _parameter_constraints = {
         **_BaseStrategy._parameter_constraints,
+        **_CertifyMixin._stop_constraints,
         "exploration": [Interval(Real, 0, None, closed="left")],
     }
 
@@ -73,6 +89,8 @@ class UCBE(_BaseStrategy):
         budget=0.1,
         batch_size=64,
         exploration=1.0,
+        stop_when_certified=False,
+        delta=0.05,
         random_state=None,
         verbose=0,
         warm_start=False,
@@ -80,6 +98,8 @@ class UCBE(_BaseStrategy):
         self.budget = budget
         self.batch_size = batch_size
         self.exploration = exploration
+        self.stop_when_certified = stop_when_certified
+        self.delta = delta
         self.random_state = random_state
         self.verbose = verbose
         self.warm_start = warm_start
@@ -114,6 +134,60 @@ class UCBE(_BaseStrategy):
 
     def _best(self, st):
         return _argmax(st.best_key, st.priority)
+
+    def _finalize_extra(self, st):
+        self._set_certificate(st)
+
+    def confidence_intervals(self, delta=0.05, *, simultaneous=True, method="betting"):
+        """Anytime-valid confidence intervals for every model's mean score on its pool.
+
+        With probability at least ``1 - delta`` every model's mean lies in its interval
+        (``simultaneous=True``: union bound, level ``delta / n_models`` each), or each model's
+        mean lies in its own interval (``simultaneous=False``), at every step of the run at
+        once: the intervals stay valid whatever the adaptive number of evaluations per model
+        and whenever the run stopped (including ``stop_when_certified``). A fully scored model
+        gets its exact mean, a model never scored ``[0, 1]``.
+
+        Parameters
+        ----------
+        delta : float in (0, 1), default=0.05
+            Failure probability.
+        simultaneous : bool, default=True
+            Union bound over the models (so that all intervals hold at once).
+        method : {"betting"}, default="betting"
+            The betting confidence sequence for sampling without replacement (Waudby-Smith &
+            Ramdas, NeurIPS 2020) on each model's observed scores, in the order drawn; see the
+            user guide's section on anytime-valid intervals.
+
+        Returns
+        -------
+        intervals : ndarray of shape (n_models, 2)
+            Lower and upper bounds.
+
+        Warns
+        -----
+        RiskControlWarning
+            When some intervals are vacuous (at least 99% of the score range [0, 1]).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_riskcontrol.bandits import UCBE
+        >>> rng = np.random.default_rng(0)
+        >>> S = (rng.uniform(size=(5, 1000)) < np.linspace(0.3, 0.7, 5)[:, None]) * 1.0
+        >>> est = UCBE(budget=0.4, batch_size=20, random_state=0).fit(S)
+        >>> ci = est.confidence_intervals(0.1)      # all 5 pool means inside w.p. >= 0.9
+        >>> bool(((ci[:, 0] <= S.mean(1)) & (S.mean(1) <= ci[:, 1])).all())   # this run
+        True
+        """
+        check_is_fitted(self, "means_")
+        delta = check_level(delta, "delta")
+        if method != "betting":
+            raise ValueError(f"`method` must be 'betting' for UCBE; got {method!r}.")
+        st = self._state
+        ci = self._betting_intervals_all(st, delta, simultaneous)
+        warn_vacuous(ci, st.counts, delta)
+        return ci
 
 
 class UCBELRF(_BaseStrategy):
