@@ -4,7 +4,10 @@ Synthetic matrices from the spec's generator (``make_score_matrix``): by default
 12,000 examples, top-2 gap 0.02, side information = 1100 other models, B = 64, one warm-up batch
 per model, tau = 1000. Each repetition runs every method on the same matrix with its own seed;
 ``--matrices`` independent matrices with ``--reps`` seeds each. The side-information factors are
-fitted once per matrix (rank ``--rank``) and shared by PULSE and Naive-Pooling.
+fitted once per matrix (rank ``--rank``; ``--rank cv`` chooses it among 1, 2, 4, 8, 16 by 5-fold
+cross-validation with the one-standard-error rule on the side matrix, as PULSE's ``rank="cv"``
+does) and shared by PULSE and Naive-Pooling; without side information (``--n-side 0``) the rank
+is passed to the estimators (``cv``: chosen again at every refit).
 
 Prints, per method, the accuracy (P(best identified)) at a few budgets and the budget from which
 the accuracy stays >= 95%, both in total evaluations and in evaluations after the common warm-up
@@ -15,6 +18,7 @@ within them; paired across methods). ``--out`` saves the per-run histories (npz)
     python benchmarks/bench_bandits_efficiency.py --matrices 5 --reps 10          # 50 runs
     python benchmarks/bench_bandits_efficiency.py --matrices 10 --reps 10 --out eff.npz
     python benchmarks/bench_bandits_efficiency.py --m 150 --n 800 --n-side 165 --B 16 --tau 50
+    python benchmarks/bench_bandits_efficiency.py --m 150 --n 800 --n-side 165 --B 16 --tau 50 --rank cv
 """
 
 import argparse
@@ -30,7 +34,7 @@ from sklearn_riskcontrol.bandits import (
     UniformSampling,
     make_score_matrix,
 )
-from sklearn_riskcontrol.bandits.lowrank import fit_logistic_factors
+from sklearn_riskcontrol.bandits.lowrank import fit_logistic_factors, select_rank_cv
 from sklearn_riskcontrol.bandits.simulate import accuracy_curve, budget_to_reach
 
 
@@ -66,7 +70,8 @@ def main():
     ap.add_argument("--gap", type=float, default=0.02)
     ap.add_argument("--B", type=int, default=64)
     ap.add_argument("--tau", type=int, default=1000)
-    ap.add_argument("--rank", type=int, default=8)
+    ap.add_argument("--rank", type=lambda v: v if v == "cv" else int(v), default=8,
+                    help='rank of the low-rank model, or "cv" (5-fold CV, one-standard-error rule)')
     ap.add_argument("--after", type=int, default=136_000, help="budget after the warm-up")
     ap.add_argument("--matrices", type=int, default=5)
     ap.add_argument("--matrix-seed", type=int, default=1000, help="matrix k uses seed matrix_seed + k")
@@ -99,7 +104,11 @@ def main():
         data = make_score_matrix(args.m, args.n, n_side_models=args.n_side, gap=args.gap,
                                  random_state=args.matrix_seed + k)
         t0 = time.perf_counter()
-        fact = fit_logistic_factors(data.side_scores, rank=args.rank, random_state=k) if args.n_side else None
+        fact, chosen = None, args.rank
+        if args.n_side:
+            if args.rank == "cv":
+                chosen = select_rank_cv(data.side_scores, random_state=k).rank
+            fact = fit_logistic_factors(data.side_scores, rank=chosen, random_state=k)
         t_fact = time.perf_counter() - t0
         out = Parallel(n_jobs=args.n_jobs)(
             delayed(run_one)(data.scores, fact, meth, seed, budget, args.B, args.tau, args.rank)
@@ -108,7 +117,7 @@ def main():
         for meth, ev, bi, t in out:
             results[meth].append({"n_evaluations": ev, "best_index": (bi == data.best_index).astype(int)})
             times[meth].append(t)
-        print(f"matrix {k}: top-2 gap {data.gap:.4f}, side fit {t_fact:.1f} s, "
+        print(f"matrix {k}: top-2 gap {data.gap:.4f}, side fit {t_fact:.1f} s (rank {chosen}), "
               f"elapsed {time.perf_counter() - t_start:.0f} s", flush=True)
     # runs store 1 where the best was identified: accuracy = curve of "best_index == 1"
     print(f"\n{args.matrices * args.reps} runs per method; m={args.m}, n={args.n}, side={args.n_side}, "

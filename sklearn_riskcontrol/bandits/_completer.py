@@ -7,8 +7,8 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, 
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import RANDOM_STATE
-from .lowrank import fit_logistic_factors, fit_model_factors, sigmoid
+from .._validation import RANDOM_STATE, check_random_state
+from .lowrank import fit_logistic_factors, fit_model_factors, select_rank_cv, sigmoid
 
 __all__ = ["LowRankScoreCompleter"]
 
@@ -25,7 +25,11 @@ class LowRankScoreCompleter(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
 
     Parameters
     ----------
-    rank : int, default=8
+    rank : int or "cv", default=8
+        Rank of the factorization. ``"cv"``: chosen in ``fit`` among ``(1, 2, 4, 8, 16)``
+        (ranks ``>= min(X.shape)`` dropped) by 5-fold cross-validation over the observed cells
+        with the one-standard-error rule (see
+        :func:`~sklearn_riskcontrol.bandits.lowrank.select_rank_cv`; 25 extra fits).
     loss : {"auto", "logistic", "squared"}, default="auto"
         ``"logistic"``: scores in [0, 1] (binary, or fractional targets) predicted as
         ``sigmoid(u_i . v_j + a_i + b_j)``; ``"squared"``: ridge alternating least squares
@@ -47,6 +51,10 @@ class LowRankScoreCompleter(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         The fitted model of the training matrix.
     example_factors_ : ndarray of shape (n_examples, rank)
     example_bias_ : ndarray of shape (n_examples,)
+    rank_ : int
+        The rank used (``rank``, or the one chosen by cross-validation).
+    rank_cv_ : RankCV or None
+        The cross-validation result when ``rank="cv"`` (``cv_error``, ``cv_se`` per candidate).
     loss_ : str
         The loss used.
     n_iter_ : int
@@ -67,10 +75,12 @@ class LowRankScoreCompleter(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
     >>> filled = LowRankScoreCompleter(rank=1, random_state=0).fit_transform(S)
     >>> bool(np.isnan(filled).any()), bool(np.abs(filled - P)[np.isnan(S)].mean() < 0.15)
     (False, True)
+    >>> LowRankScoreCompleter(rank="cv", random_state=0).fit(S).rank_
+    1
     """
 
     _parameter_constraints = {
-        "rank": [Interval(Integral, 0, None, closed="left")],
+        "rank": [Interval(Integral, 0, None, closed="left"), StrOptions({"cv"})],
         "loss": [StrOptions({"auto", "logistic", "squared"})],
         "ridge": [Interval(Real, 0, None, closed="neither")],
         "biases": ["boolean"],
@@ -114,9 +124,18 @@ class LowRankScoreCompleter(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         if np.isnan(X).all():
             raise ValueError("`X` has no observed cell (all NaN); nothing to fit.")
         self.loss_ = self._resolve_loss(X)
+        rank, random_state, self.rank_cv_ = self.rank, self.random_state, None
+        if self.rank == "cv":
+            random_state = check_random_state(self.random_state)  # one stream: folds, then fit
+            self.rank_cv_ = select_rank_cv(
+                X, ridge=self.ridge, biases=self.biases, loss=self.loss_, max_iter=self.max_iter,
+                tol=self.tol, random_state=random_state,
+            )
+            rank = self.rank_cv_.rank
+        self.rank_ = int(rank)
         self.factorization_ = fit_logistic_factors(
-            X, rank=self.rank, ridge=self.ridge, biases=self.biases, loss=self.loss_,
-            max_iter=self.max_iter, tol=self.tol, random_state=self.random_state,
+            X, rank=rank, ridge=self.ridge, biases=self.biases, loss=self.loss_,
+            max_iter=self.max_iter, tol=self.tol, random_state=random_state,
         )
         self.example_factors_ = self.factorization_.example_factors
         self.example_bias_ = self.factorization_.example_bias

@@ -44,6 +44,7 @@ from .lowrank import (
     _outer_flat,
     _sigmoid_inplace,
     fit_logistic_factors,
+    select_rank_cv,
     sigmoid,
 )
 
@@ -114,7 +115,7 @@ class _LowRankBandit(_BaseStrategy):
         "exploration": [Interval(Real, 0, None, closed="left")],
         "n_warmup": [Interval(Integral, 1, None, closed="left")],
         "refit_every": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
-        "rank": [Interval(Integral, 0, None, closed="left")],
+        "rank": [Interval(Integral, 0, None, closed="left"), StrOptions({"cv"})],
         "ridge": [Interval(Real, 0, None, closed="neither")],
         "biases": ["boolean"],
         "fractional_scores": ["boolean"],
@@ -169,6 +170,7 @@ class _LowRankBandit(_BaseStrategy):
             check_binary(self.oracle_.scores, "scores", hint=_BINARY_HINT)
         st.n_warmup_evals = need
         st.frozen = side is not None
+        st.rank_cv = []  # RankCV of every rank selection (rank="cv")
         if side is None:
             st.fact = None
         elif _is_factorization(side):
@@ -179,7 +181,7 @@ class _LowRankBandit(_BaseStrategy):
             if not self.fractional_scores:
                 check_binary(side, "side_scores", hint=_BINARY_HINT)
             st.fact = fit_logistic_factors(
-                side, rank=self.rank, ridge=self.ridge, biases=self.biases,
+                side, rank=self._select_rank(st, side), ridge=self.ridge, biases=self.biases,
                 max_iter=self.max_iter, random_state=st.rng,
             )
         if st.frozen:
@@ -187,8 +189,8 @@ class _LowRankBandit(_BaseStrategy):
                 raise ValueError("The side-information factorization must use the logistic loss.")
             self._set_example_side(st, st.fact.example_factors, st.fact.example_bias)
         else:
-            st.r = self.rank
-            st.d = self.rank + int(self.biases)
+            st.r = self.rank if self.rank != "cv" else None  # "cv": set by the first refit
+            st.d = (0 if st.r is None else st.r) + int(self.biases)
         st.W = np.zeros((m, st.d))  # [u_i, a_i]
         st.tot = np.zeros(m)
         st.tot2 = np.zeros(m)
@@ -205,6 +207,20 @@ class _LowRankBandit(_BaseStrategy):
         for i in range(m):
             b = int(min(w, st.n_avail[i]))
             st.queue.append((i, st.draw_uniform(i, b), "warmup"))
+
+    def _select_rank(self, st, Y):
+        """``rank``, or for ``rank="cv"`` the rank chosen by 5-fold CV on the cells of ``Y``.
+
+        ``Y`` only holds cells scored before the call (side information, or the test-time scores
+        observed so far), so the chosen rank, like the factors, is fixed before the next batch is
+        drawn: the AIPW estimates stay conditionally unbiased (Lemma 1) whatever rank is chosen.
+        """
+        if self.rank != "cv":
+            return self.rank
+        res = select_rank_cv(Y, ridge=self.ridge, biases=self.biases, max_iter=self.max_iter,
+                             random_state=st.rng)
+        st.rank_cv.append(res)
+        return res.rank
 
     def _set_example_side(self, st, V, b):
         st.r = V.shape[1]
@@ -232,9 +248,10 @@ class _LowRankBandit(_BaseStrategy):
             for i in range(st.m):
                 J = st.observed(i)
                 Y[i, J] = self.oracle_.cached_scores_[i, J]
-            init = "svd" if st.fact is None else st.fact
+            rank = self._select_rank(st, Y)
+            init = "svd" if st.fact is None or st.fact.rank != rank else st.fact
             st.fact = fit_logistic_factors(
-                Y, rank=self.rank, ridge=self.ridge, biases=self.biases,
+                Y, rank=rank, ridge=self.ridge, biases=self.biases,
                 max_iter=self.max_iter, init=init, random_state=st.rng,
             )
             self._set_example_side(st, st.fact.example_factors, st.fact.example_bias)
@@ -346,6 +363,8 @@ class _LowRankBandit(_BaseStrategy):
                 "logistic",
             )
         self.n_refits_ = int(st.n_refits)
+        self.rank_ = st.r
+        self.ranks_ = [res.rank for res in st.rank_cv]
 
 
 _LOWRANK_PARAMS_DOC = """\
@@ -364,10 +383,16 @@ _LOWRANK_PARAMS_DOC = """\
         with the number of examples, a fixed number of refits linearly. ``1000``, the paper's
         value and the former default, gives the former runs exactly; at equal budget "auto"
         identifies the best model as often (see the user guide's note on cost).
-    rank : int, default=8
+    rank : int or "cv", default=8
         Rank of the logistic factorization fitted on ``side_scores`` (or, without side
         information, on the observed cells). Ignored when ``side_scores`` is already a
-        factorization.
+        factorization. ``"cv"``: the paper's choice, the smallest of ``(1, 2, 4, 8, 16)``
+        (ranks ``>= min`` of the matrix's shape dropped) whose 5-fold cross-validated
+        cross-entropy over the observed cells is within one standard error of the best
+        (:func:`~sklearn_riskcontrol.bandits.lowrank.select_rank_cv`, folds drawn from the run's
+        ``random_state``). It is chosen once on ``side_scores``, or without side information at
+        every refit (25 extra fits per refit), always from cells scored before the next batch is
+        drawn, so the estimates stay unbiased and the intervals valid whatever rank is chosen.
     ridge : float, default=1.0
         Ridge penalty of the factorization (``ridge / 2`` times the squared norms of the factors
         and biases; the paper's ``lambda / (2 (m + n))`` on the mean cross-entropy corresponds to
@@ -413,6 +438,10 @@ class PULSE(_CertifyMixin, _LowRankBandit):
     factorization_ : LowRankFactorization
         The current low-rank model (model factors of the tested models, frozen example factors).
     n_refits_ : int
+    rank_ : int or None
+        Rank of the current low-rank model (None before the first fit of a ``rank="cv"`` run).
+    ranks_ : list of int
+        With ``rank="cv"``: the rank chosen at each selection, in order (empty otherwise).
 
     See Also
     --------
@@ -701,6 +730,10 @@ class NaivePooling(_LowRankBandit):
 {_COMMON_ATTRS_DOC}
     factorization_ : LowRankFactorization
     n_refits_ : int
+    rank_ : int or None
+        Rank of the current low-rank model.
+    ranks_ : list of int
+        With ``rank="cv"``: the rank chosen at each selection, in order (empty otherwise).
 
     Examples
     --------

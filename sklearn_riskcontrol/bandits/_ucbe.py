@@ -215,7 +215,13 @@ class UCBELRF(_BaseStrategy):
     warmup_fraction : float in (0, 1), default=0.05
         Fraction of all cells scored uniformly at random before the active phase (counts toward
         the budget).
-    rank : int, default=1
+    rank : int or "cv", default=1
+        Rank of every member. ``"cv"``: chosen once, at the end of the warm-up (before the
+        first adaptive batch), among ``(1, 2, 4, 8, 16)`` (ranks ``>= min`` of the matrix's
+        shape dropped) by 5-fold cross-validation of the members' ridge ALS model (no drop-out)
+        over the cells observed so far (side information and warm-up), with the
+        one-standard-error rule (:func:`~sklearn_riskcontrol.bandits.lowrank.select_rank_cv`);
+        the ensemble is then rebuilt at that rank. Later refits keep it (they are warm-started).
     n_members : int, default=64
         Ensemble size ``K``.
     drop_rate : float, default=0.05
@@ -246,6 +252,10 @@ class UCBELRF(_BaseStrategy):
         Ensemble mean ``E_hat`` at the end of the run.
     uncertainties_ : ndarray of shape (n_models, n_examples)
         Ensemble standard deviation ``R``.
+    rank_ : int
+        Rank of the ensemble's members (``rank``, or the one chosen with ``rank="cv"``).
+    ranks_ : list of int
+        With ``rank="cv"``: the chosen rank (one selection per run; empty otherwise).
 
     References
     ----------
@@ -267,7 +277,7 @@ class UCBELRF(_BaseStrategy):
         **_BaseStrategy._parameter_constraints,
         "eta": [Interval(Real, 0, None, closed="left")],
         "warmup_fraction": [Interval(Real, 0, 1, closed="neither")],
-        "rank": [Interval(Integral, 1, None, closed="left")],
+        "rank": [Interval(Integral, 1, None, closed="left"), StrOptions({"cv"})],
         "n_members": [Interval(Integral, 1, None, closed="left")],
         "drop_rate": [Interval(Real, 0, 1, closed="left")],
         "ridge": [Interval(Real, 0, None, closed="neither")],
@@ -317,8 +327,9 @@ class UCBELRF(_BaseStrategy):
         if side is not None and not isinstance(side, np.ndarray):
             raise TypeError("UCBELRF needs `side_scores` as an array (it is stacked into the ensemble).")
         st.n_side = 0 if side is None else side.shape[0]
+        st.ranks = []  # rank="cv": the ensemble is rebuilt at the chosen rank after the warm-up
         st.ens = ALSEnsemble(
-            (m + st.n_side, n), rank=self.rank, n_members=self.n_members,
+            (m + st.n_side, n), rank=1 if self.rank == "cv" else self.rank, n_members=self.n_members,
             drop_rate=self.drop_rate, ridge=self.ridge, random_state=st.rng,
         )
         if st.n_side:
@@ -362,7 +373,25 @@ class UCBELRF(_BaseStrategy):
             return self.refit_every
         return _auto_period(st.budget - st.n_warmup_evals, self.batch_size, self._AUTO_REFITS)
 
+    def _select_rank(self, st):
+        """Rebuild the ensemble at the rank chosen by CV on the cells observed so far."""
+        from .lowrank import ALSEnsemble, select_rank_cv
+
+        old = st.ens
+        O = old._O > 0  # every observed cell
+        Y = np.where(O, old._Y, np.nan)
+        rank = select_rank_cv(Y, ridge=self.ridge, biases=False, loss="squared",
+                              random_state=st.rng).rank
+        st.ranks.append(rank)
+        if rank != old.rank:
+            st.ens = ALSEnsemble(old.shape, rank=rank, n_members=self.n_members,
+                                 drop_rate=self.drop_rate, ridge=self.ridge, random_state=st.rng)
+            r, c = np.nonzero(O)
+            st.ens.observe(r, c, old._Y[r, c])
+
     def _end_warmup(self, st):
+        if self.rank == "cv":
+            self._select_rank(st)
         with _single_blas_thread():
             st.ens.fit(self.n_sweeps)
             self._refresh(st)
@@ -419,6 +448,8 @@ class UCBELRF(_BaseStrategy):
         return _argmax(st.est, st.priority)
 
     def _finalize_extra(self, st):
+        self.rank_ = int(st.ens.rank)
+        self.ranks_ = list(st.ranks)
         if st.warmup_done:
             self.predictions_ = st.E.copy()
             self.uncertainties_ = st.R.copy()

@@ -46,6 +46,8 @@ __all__ = [
     "LowRankFactorization",
     "fit_logistic_factors",
     "fit_model_factors",
+    "RankCV",
+    "select_rank_cv",
     "ALSEnsemble",
     "als_ensemble",
 ]
@@ -751,6 +753,133 @@ def fit_model_factors(scores, example_factors, example_bias=None, *, ridge=1.0, 
     if biases:
         return W[:, :r].copy(), W[:, r].copy()
     return W, np.zeros(Y.shape[0])
+
+
+# ---------------------------------------------------------------------------------- rank by CV
+RANK_CANDIDATES = (1, 2, 4, 8, 16)
+
+
+class RankCV:
+    """Result of :func:`select_rank_cv`.
+
+    Attributes
+    ----------
+    rank : int
+        The chosen rank (one-standard-error rule).
+    candidates : ndarray of int
+        The ranks compared.
+    fold_errors : ndarray of shape (n_candidates, n_folds)
+        Mean held-out loss of each rank on each fold.
+    cv_error : ndarray of shape (n_candidates,)
+        Mean of ``fold_errors`` over the folds.
+    cv_se : ndarray of shape (n_candidates,)
+        Its standard error, ``std(fold_errors, ddof=1) / sqrt(n_folds)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_riskcontrol.bandits.lowrank import RankCV
+    >>> res = RankCV(1, [1, 2, 4], np.array([[0.52, 0.50], [0.40, 0.42], [0.41, 0.39]]))
+    >>> res.cv_error.round(3).tolist(), res.cv_se.round(3).tolist()
+    ([0.51, 0.41, 0.4], [0.01, 0.01, 0.01])
+    """
+
+    def __init__(self, rank, candidates, fold_errors):
+        self.rank = int(rank)
+        self.candidates = np.asarray(candidates, dtype=int)
+        self.fold_errors = fold_errors
+        k = fold_errors.shape[1]
+        self.cv_error = fold_errors.mean(1)
+        self.cv_se = fold_errors.std(1, ddof=1) / np.sqrt(k) if k > 1 else np.zeros(len(fold_errors))
+
+    def __repr__(self):
+        return f"RankCV(rank={self.rank}, candidates={self.candidates.tolist()})"
+
+
+def one_se_choice(candidates, cv_error, cv_se):
+    """Smallest candidate whose CV error is within one standard error of the best one.
+
+    ``candidates`` must be increasing (the most parsimonious first); the threshold is
+    ``min(cv_error) + cv_se[argmin(cv_error)]`` (Hastie, Tibshirani & Friedman, 2009, sec. 7.10).
+    """
+    best = int(np.argmin(cv_error))
+    ok = np.flatnonzero(cv_error <= cv_error[best] + cv_se[best])
+    return int(np.asarray(candidates)[ok[0]])
+
+
+def _heldout_loss(fit, r, c, y, loss):
+    eta = np.einsum("cd,cd->c", fit.model_factors[r], fit.example_factors[c])
+    eta += fit.model_bias[r] + fit.example_bias[c]
+    return float(_cell_loss(eta, y, loss).mean())
+
+
+def select_rank_cv(scores, *, candidates=RANK_CANDIDATES, n_folds=5, ridge=1.0, biases=True,
+                   loss="logistic", max_iter=100, tol=1e-4, random_state=None):
+    """Choose the rank of :func:`fit_logistic_factors` by K-fold CV over the observed cells.
+
+    The observed cells are shuffled and split into ``n_folds`` folds of (almost) equal size; each
+    candidate rank is fitted on the other folds and scored by its mean held-out loss on the fold
+    (cross-entropy for ``loss="logistic"``, half squared error for ``"squared"``). The chosen rank
+    is the smallest candidate whose mean CV loss is within one standard error of the smallest
+    (the one-standard-error rule, as in PULSE's experiments, Tolochinsky et al. 2026, sec. 5).
+    Candidates are capped by the matrix: ranks ``>= min(n_models, n_examples)`` are dropped
+    (the smallest candidate is always kept). Costs ``n_folds * len(candidates)`` fits.
+
+    Parameters
+    ----------
+    scores : array-like of shape (n_models, n_examples)
+        NaN marks an unobserved cell; at least ``n_folds`` cells must be observed.
+    candidates : sequence of int, default=(1, 2, 4, 8, 16)
+        Ranks compared (non-negative; sorted and deduplicated).
+    n_folds : int, default=5
+    ridge, biases, loss, max_iter, tol : see :func:`fit_logistic_factors`
+    random_state : int, RandomState, numpy.random.Generator or None, default=None
+        Seeds the folds and the fits.
+
+    Returns
+    -------
+    RankCV
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_riskcontrol.bandits.lowrank import select_rank_cv
+    >>> rng = np.random.default_rng(0)
+    >>> u, v = rng.normal(size=(40, 2)), rng.normal(size=(60, 2))
+    >>> S = u @ v.T + 0.1 * rng.normal(size=(40, 60))
+    >>> S[rng.uniform(size=S.shape) < 0.3] = np.nan
+    >>> select_rank_cv(S, candidates=(1, 2, 4), loss="squared", random_state=0).rank
+    2
+    """
+    _check_common(0, ridge, loss)
+    Y = check_score_matrix(scores, "scores", allow_nan=True, lower=0.0 if loss == "logistic" else None)
+    if isinstance(n_folds, bool) or not isinstance(n_folds, (int, np.integer)) or n_folds < 2:
+        raise ValueError(f"`n_folds` must be an integer >= 2; got {n_folds!r}.")
+    cand = np.unique(np.asarray(candidates))
+    if cand.size == 0 or cand.dtype.kind not in "iu" or cand[0] < 0:
+        raise ValueError(
+            f"`candidates` must be a non-empty sequence of non-negative integers; got {candidates!r}."
+        )
+    cand = np.concatenate([cand[:1], cand[1:][cand[1:] < min(Y.shape)]])
+    r, c = np.nonzero(~np.isnan(Y))
+    if r.size < n_folds:
+        raise ValueError(
+            f"`scores` has {r.size} observed cells; {n_folds}-fold cross-validation needs at least "
+            f"{n_folds}."
+        )
+    rng = check_random_state(random_state)
+    folds = np.array_split(rng.permutation(r.size), n_folds)
+    errors = np.empty((cand.size, n_folds))
+    for k, test in enumerate(folds):
+        train = Y.copy()
+        train[r[test], c[test]] = np.nan
+        for a, rank in enumerate(cand):
+            fit = fit_logistic_factors(train, rank=int(rank), ridge=ridge, biases=biases, loss=loss,
+                                       max_iter=max_iter, tol=tol, random_state=rng)
+            errors[a, k] = _heldout_loss(fit, r[test], c[test], Y[r[test], c[test]], loss)
+    res = RankCV(cand[0], cand, errors)
+    res.rank = one_se_choice(cand, res.cv_error, res.cv_se)
+    return res
 
 
 # ---------------------------------------------------------------------------------- ALS ensemble
