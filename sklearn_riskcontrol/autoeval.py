@@ -755,10 +755,7 @@ def _run_tester(candidate, tester, level, X, y, judge_labels=None):
 
     The template is copied *shallowly* (a new instance from ``get_params(deep=False)``), not
     with ``clone``: ``clone`` would unfit a fitted auto-evaluator held by the template, which
-    would then be refitted on part of the labeled rows. A fitted tester that uses the
-    template's own auto-evaluator comes back without it (``_SHARED_JUDGE`` in its place): a
-    parallel task would otherwise ship a copy of the judge back per candidate (0.4 MB of the
-    1.3 MB of a tester in the Dask benchmark); :func:`_restore_judge` puts it back.
+    would then be refitted on part of the labeled rows.
     """
     with _quiet_risk_warnings():
         if hasattr(tester, "get_params"):
@@ -769,24 +766,11 @@ def _run_tester(candidate, tester, level, X, y, judge_labels=None):
             else:
                 fitted._validate_params()
                 fitted._fit(X, y, judge_labels)
-            if fitted.autoevaluator is not None and fitted.autoevaluator_ is tester.autoevaluator:
-                fitted.autoevaluator = fitted.autoevaluator_ = _SHARED_JUDGE
             return fitted, float(fitted.pvalue_)
         p = tester(candidate, X, y, delta=level)
     if isinstance(p, bool) or not isinstance(p, numbers.Real) or not (0.0 <= p <= 1.0):
         raise ValueError(f"A callable `tester` must return a p-value in [0, 1]; got {show(p)}.")
     return None, float(p)
-
-
-_SHARED_JUDGE = "<the template's auto-evaluator>"
-
-
-def _restore_judge(fitted, tester):
-    """Give a fitted tester back the template's auto-evaluator (see :func:`_run_tester`)."""
-    judge = getattr(fitted, "autoevaluator_", None)
-    if isinstance(judge, str) and judge == _SHARED_JUDGE:  # equal, not identical, once pickled
-        fitted.autoevaluator = fitted.autoevaluator_ = tester.autoevaluator
-    return fitted
 
 
 def _warn_degenerate(testers):
@@ -1036,7 +1020,7 @@ class RiskControlledModelSelector(MetaEstimatorMixin, BaseEstimator):
 
         def record(i, out):  # True (FST: stop) when candidate order[i] is not certified
             k = order[i]
-            testers[k], pvalues[k] = _restore_judge(out[0], tester), out[1]
+            testers[k], pvalues[k] = out
             bar.update(i + 1, candidate=int(k), pvalue=float(pvalues[k]))
             return not at_most(pvalues[k], level)
 

@@ -442,25 +442,6 @@ def test_a_fitted_judge_labels_each_row_once_for_all_candidates():
                                       alone.loss_judge_unlabeled_)
 
 
-def test_parallel_testers_come_back_with_the_templates_judge():
-    # A worker returns a fitted tester without the template's judge (not shipped back once
-    # per candidate); the selector gives it the template's judge object back.
-    from sklearn_riskcontrol.autoeval import _SHARED_JUDGE, _restore_judge, _run_tester
-
-    X, y, y_semi, models = selection_data()
-    judge = FlipModel(col=2, error=0.05).fit(X)  # picklable, like a worker needs
-    tester = template(autoevaluator=judge)
-    fitted, p = pickle.loads(pickle.dumps(_run_tester(models[0], tester, 0.1, X, y_semi)))
-    assert fitted.autoevaluator_ == _SHARED_JUDGE  # the judge was not shipped back
-    restored = _restore_judge(fitted, tester)
-    assert restored.autoevaluator_ is judge and restored.autoevaluator is judge
-    alone = template(autoevaluator=judge).set_params(estimator=models[0]).fit(X, y_semi)
-    assert p == alone.pvalue_
-    assert restored.confidence_interval() == alone.confidence_interval()
-    sel = RiskControlledModelSelector(models, tester=tester, procedure="bonferroni").fit(X, y_semi)
-    assert all(t.autoevaluator_ is judge for t in sel.testers_)
-
-
 def test_fst_stops_at_the_first_failure_and_never_falls_back():
     X, y, y_semi, models = selection_data(errors=(0.3, 0.02, 0.05))
     with pytest.warns(RiskControlWarning, match="first candidate .* not certified"):
