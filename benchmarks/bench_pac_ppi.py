@@ -43,13 +43,12 @@ import time
 import warnings
 
 import numpy as np
-from sklearn.datasets import load_digits
-from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
-from sklearn.model_selection import train_test_split
+from sklearn.ensemble import ExtraTreesClassifier
 
 from sklearn_riskcontrol._validation import RiskControlWarning
-from sklearn_riskcontrol.datasets import load_letter
 from sklearn_riskcontrol.evalues.bounds import concentration_threshold
+
+from bench_pac_selective import fitted_forest  # noqa: E402 (benchmarks/ is on sys.path)
 
 DELTA = 0.1
 
@@ -61,21 +60,14 @@ def _flip_labels(rng, truth, classes, gamma):
 
 
 def _real(name, seed):
-    if name == "digits":
-        X, y = load_digits(return_X_y=True)
-    else:
-        X, y = load_letter(return_X_y=True)
-        X, y = X.to_numpy(), y.to_numpy()
-    classes, y = np.unique(y, return_inverse=True)
-    X_fit, X_rest, y_fit, y_rest = train_test_split(X, y, train_size=0.5, shuffle=True,
-                                                    random_state=seed)
-    model = RandomForestClassifier(n_estimators=100, random_state=seed, n_jobs=2).fit(X_fit, y_fit)
+    # The PAC benchmark's forest and split; labels as class indices 0..K-1.
+    model, X_fit, y_fit, X_rest, y_rest = fitted_forest(name, seed)
     second = ExtraTreesClassifier(n_estimators=100, random_state=seed + 1, n_jobs=2).fit(
         X_fit, y_fit)
     proba = model.predict_proba(X_rest)
-    pred = proba.argmax(axis=1)
-    return dict(score=1.0 - proba.max(axis=1), pred=pred, truth=y_rest,
-                second=second.predict(X_rest), classes=np.arange(classes.size))
+    index = lambda labels: np.searchsorted(model.classes_, labels)  # noqa: E731
+    return dict(score=1.0 - proba.max(axis=1), pred=proba.argmax(axis=1), truth=index(y_rest),
+                second=index(second.predict(X_rest)), classes=np.arange(model.classes_.size))
 
 
 def _timed_threshold(L, S, alpha, kw):

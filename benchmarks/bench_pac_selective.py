@@ -58,8 +58,9 @@ OURS = [
 MAPIE_FWER = ("bonferroni", "bonferroni_holm", "fixed_sequence")
 
 
-def _prepare(name, seed):
-    """Scores and 0/1 losses of a random forest on the non-training rows."""
+def fitted_forest(name, seed):
+    """A random forest fitted on a shuffled half of ``digits`` or ``letter``; returns it with
+    both halves ``(model, X_fit, y_fit, X_rest, y_rest)`` (shared with bench_pac_ppi.py)."""
     if name == "digits":
         X, y = load_digits(return_X_y=True)
     else:
@@ -68,6 +69,12 @@ def _prepare(name, seed):
     X_fit, X_rest, y_fit, y_rest = train_test_split(X, y, train_size=0.5, shuffle=True,
                                                     random_state=seed)
     model = RandomForestClassifier(n_estimators=100, random_state=seed, n_jobs=2).fit(X_fit, y_fit)
+    return model, X_fit, y_fit, X_rest, y_rest
+
+
+def _prepare(name, seed):
+    """Scores and 0/1 losses of a random forest on the non-training rows."""
+    model, _, _, X_rest, y_rest = fitted_forest(name, seed)
     proba = model.predict_proba(X_rest)
     conf = proba.max(axis=1)
     loss = (model.classes_[proba.argmax(axis=1)] != y_rest).astype(float)

@@ -68,7 +68,12 @@ def _unit_terms(L, w):
 
 def _calibration_steps(L, S, w):
     """Sorted distinct calibration scores and ``Aw`` at each (prefix sums over tie groups)."""
-    wl, ones = _unit_terms(L, w)
+    return _steps(S, *_unit_terms(L, w))
+
+
+def _steps(S, wl, ones):
+    """:func:`_calibration_steps` from the terms ``wl`` and their 0/1 mask (see
+    :func:`_unit_terms`)."""
     if ones is not None:
         # Aw counts the points with a term of 1, so sorts of all scores and of those points'
         # scores replace the argsort and its gathers (50 -> 31 ms at n = 10**6); integer
@@ -92,12 +97,12 @@ class _CalibrationSum:
 
     def __init__(self, L, S, w):
         self.S = S
-        _, ones = _unit_terms(L, w)
+        wl, ones = _unit_terms(L, w)
         if ones is not None:
             self.ones = np.sort(S[ones])
         else:
             self.ones = None
-            self.u, a = _calibration_steps(L, S, w)
+            self.u, a = _steps(S, wl, None)
             self.a_ext = np.r_[0.0, a]
 
     def at(self, x):

@@ -643,7 +643,10 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
                 "with -1."
             )
         rounds_before = self.n_rounds_
-        self.learner_.update_batch(np.where(miss, np.nan, scores), served_threshold=served)
+        # Every check of the learner's update_batch is done above or holds by construction
+        # (finite label scores, none observed below `served`, the horizon), so the rounds are
+        # recorded without checking them a second time.
+        self.learner_._record_batch(scores, ~miss, served)
         self.n_misses_ += int(miss.sum())
         monitor = self.monitor_
         i = None if monitor is None else monitor.update_batch(miss)
