@@ -50,7 +50,14 @@ from .autoeval import (
     _unlabeled_mask,
 )
 from .evalues.bounds import concentration_threshold
-from .evalues.conformal import mdr_decisions, mdr_evalues, sdr_evalues
+from .evalues.conformal import (
+    _positive_attainable,
+    mdr_decisions,
+    mdr_evalues,
+    mdr_label_decisions,
+    mdr_label_evalues,
+    sdr_evalues,
+)
 from .evalues.testing import boost_evalues, ebh
 from .risks import RISK_NAMES, make_risk
 
@@ -206,7 +213,7 @@ class _DeploymentBase(MetaEstimatorMixin, BaseEstimator):
 
         self.cal_risks_ = self.risk_(y_cal, self._predict(X_cal))
         self._warn_degenerate_risks()
-        self.cal_scores_ = self._scores(X_cal)
+        self.cal_scores_ = self._calibration_scores(X_cal, y_cal)
         if shift_weights is not None:
             self.cal_weights_ = np.array(shift_weights[idx_cal])  # never a view of the user's array
         elif self.weight_estimator_ is not None:
@@ -298,6 +305,10 @@ class _DeploymentBase(MetaEstimatorMixin, BaseEstimator):
         self.weight_estimator_ = weight_est
 
     # -- per-sample quantities -------------------------------------------------------------------
+    def _calibration_scores(self, X_cal, y_cal):
+        """Scores of the calibration rows (``risk_score``); variants may use the labels too."""
+        return self._scores(X_cal)
+
     def _predict(self, X):
         return chunked_call(self.estimator_.predict, X, self.n_jobs)
 
@@ -326,22 +337,25 @@ class _DeploymentBase(MetaEstimatorMixin, BaseEstimator):
     def _test_inputs(self, X, shift_weights):
         check_is_fitted(self, "cal_risks_")
         scores = self._scores(X)
-        m = len(scores)
+        return scores, self._test_weights(X, shift_weights, len(scores))
+
+    def _test_weights(self, X, shift_weights, m):
+        """Covariate-shift density ratios of the ``m`` test rows (None without shift)."""
         if shift_weights is not None:
             if self.cal_weights_ is None:
                 raise ValueError(
                     "`shift_weights` were given for the test rows but not for the calibration rows "
                     "in fit; pass them in both places (or in neither)."
                 )
-            return scores, check_weights(shift_weights, "shift_weights", m)
+            return check_weights(shift_weights, "shift_weights", m)
         if self.weight_estimator_ is not None:
-            return scores, self._estimated_weights(X)
+            return self._estimated_weights(X)
         if self.cal_weights_ is not None:
             raise ValueError(
                 "fit used covariate-shift weights: pass `shift_weights` (density ratios of the test "
                 "rows) to this method as well."
             )
-        return scores, None
+        return None
 
     # -- delegation ----------------------------------------------------------------------------
     def predict(self, X):
@@ -394,6 +408,12 @@ def _row_max(proba):
             np.maximum(out, proba[:, j], out=out)
         return out
     return np.max(proba, axis=1)
+
+
+def _check_attainable(est):
+    """Raise in ``fit`` if a calibration risk is not among ``attainable`` (Remark 4.1)."""
+    if est.attainable is not None:
+        _positive_attainable(est.attainable, est.cal_risks_)
 
 
 def _concat_rows(a, b):
@@ -453,6 +473,22 @@ class SCoREMDR(_DeploymentBase):
     ----------__SHARED_PARAMS__
     gamma : float in (0, 1), optional
         Plug-in level of the e-value; defaults to ``alpha`` (optimal, paper Thm. 4.6).
+    attainable : None, "binary" or array-like of floats in [0, 1], default=None
+        Risk values the loss can take (paper Remark 4.1): the e-values take their infimum over
+        the positive ones only instead of over [0, 1], which makes them larger (with ``gamma <= alpha`` the decisions change only
+        when the largest value is below 1). ``"binary"``
+        for 0/1 risks (``"zero_one"``, ``"absolute"``, ``"threshold"``). ``fit`` checks that
+        every calibration risk is one of the values; the test risks must be too (a wrong set
+        voids the guarantee). See :ref:`score-variants`.
+    label_score : None, "proba" or callable, default=None
+        Label-dependent e-values (paper Remark 4.3, eq. 4.3), for classifiers: the e-value is
+        the infimum over the candidate labels ``y`` in ``estimator.classes_`` whose risk
+        ``risk(y, f(x))`` is positive, each with its own score ``V(x, y)`` (smaller = safer) and
+        threshold; calibration rows use ``V(X_i, Y_i)`` at their labels (which must be in
+        ``classes_``). ``"proba"``: ``V(x, y) = predict_proba(x)[y]``, the probability the
+        model gives to a label that would make it wrong; a callable ``X -> array (m,
+        n_classes)`` gives ``V`` in ``classes_`` order. ``risk_score`` is not used then.
+        ``None``: eq. 4.1 with ``risk_score``. See :ref:`score-variants`.
     weight_estimator : probabilistic classifier, optional
         Estimates covariate-shift density ratios by classifying calibration (0) vs test-domain
         (1) rows: ``w = p / (1 - p)``. Fitted ones are used as is; an unfitted one is fitted in
@@ -497,6 +533,8 @@ class SCoREMDR(_DeploymentBase):
     _parameter_constraints = {
         **_DeploymentBase._parameter_constraints,
         "gamma": [Interval(Real, 0, 1, closed="neither"), None],
+        "attainable": [StrOptions({"binary"}), "array-like", None],
+        "label_score": [StrOptions({"proba"}), callable, None],
         "weight_estimator": [HasMethods(["predict_proba"]), None],
     }
 
@@ -508,6 +546,8 @@ class SCoREMDR(_DeploymentBase):
         risk_score="proba",
         alpha=0.1,
         gamma=None,
+        attainable=None,
+        label_score=None,
         weight_estimator=None,
         calib_size=0.5,
         random_state=None,
@@ -519,6 +559,8 @@ class SCoREMDR(_DeploymentBase):
         self.risk_score = risk_score
         self.alpha = alpha
         self.gamma = gamma
+        self.attainable = attainable
+        self.label_score = label_score
         self.weight_estimator = weight_estimator
         self.calib_size = calib_size
         self.random_state = random_state
@@ -543,6 +585,62 @@ class SCoREMDR(_DeploymentBase):
     def _cal_weights(self, test_weights):
         return None if test_weights is None else self.cal_weights_
 
+    def _calibration_scores(self, X_cal, y_cal):
+        _check_attainable(self)
+        if self.label_score is None:
+            return super()._calibration_scores(X_cal, y_cal)
+        if self.attainable is not None:
+            raise ValueError(
+                "Give `label_score` or `attainable`, not both: the label-dependent e-values "
+                "already take their infimum over the risks of the candidate labels only."
+            )
+        classes = getattr(self.estimator_, "classes_", None)
+        if classes is None:
+            raise ValueError(
+                "label_score needs a classifier with `classes_` (the candidate labels of the "
+                f"infimum); {type(self.estimator_).__name__} has none. Use label_score=None."
+            )
+        lookup = {c: k for k, c in enumerate(np.asarray(classes).tolist())}
+        labels = np.asarray(y_cal).tolist()
+        missing = sorted({c for c in labels if c not in lookup}, key=str)
+        if missing:
+            raise ValueError(
+                f"Calibration label(s) {show(missing[:5])} are not among the classifier's "
+                "`classes_`: label-dependent e-values take their infimum over `classes_`, so "
+                "every label a point can have must be one of them. Use label_score=None."
+            )
+        col = np.array([lookup[c] for c in labels], dtype=np.intp)
+        return self._label_scores(X_cal)[np.arange(col.size), col]
+
+    def _label_scores(self, X):
+        """``V(x, y)`` for every row and class, shape (n_rows, n_classes)."""
+        k = len(self.estimator_.classes_)
+        if isinstance(self.label_score, str):
+            if not hasattr(self.estimator_, "predict_proba"):
+                raise ValueError("label_score='proba' needs a classifier with predict_proba; "
+                                 "pass a callable X -> array (n_samples, n_classes) instead.")
+            V = chunked_call(self.estimator_.predict_proba, X, self.n_jobs)
+        else:
+            V = self.label_score(X)
+        V = np.asarray(V, dtype=float)
+        if V.shape != (n_rows(X), k):
+            raise ValueError(f"label_score returned an array of shape {V.shape}; expected "
+                             f"({n_rows(X)}, {k}): one score per row and class of `classes_`.")
+        check_scores(V.ravel(), "label_score output")
+        return V
+
+    def _label_inputs(self, X, shift_weights):
+        """Candidate risks and scores (m, n_classes) and test weights, for ``label_score``."""
+        check_is_fitted(self, "cal_risks_")
+        pred = np.asarray(self._predict(X))
+        classes = np.asarray(self.estimator_.classes_)
+        m = pred.shape[0]
+        risks = np.zeros((m, classes.size))
+        for k, c in enumerate(classes):  # a few classes: one vectorised risk call each
+            if m:
+                risks[:, k] = self.risk_(np.full(m, c, dtype=classes.dtype), pred)
+        return risks, self._label_scores(X), self._test_weights(X, shift_weights, m)
+
     def decide(self, X, *, shift_weights=None):
         """Deploy decisions: True where the model may be used (``E[L 1{deploy}] <= alpha``).
 
@@ -556,14 +654,19 @@ class SCoREMDR(_DeploymentBase):
         -------
         ndarray of bool, shape (m,)
         """
-        decided = self._per_test_point(
-            lambda t, v: mdr_decisions(
-                self.cal_risks_, self.cal_scores_, t, self.alpha, self._gamma(),
-                self._cal_weights(v), v,
-            ),
-            X,
-            shift_weights,
-        ).astype(bool)
+        if self.label_score is not None:
+            risks, V, v = self._label_inputs(X, shift_weights)
+            decided = mdr_label_decisions(self.cal_risks_, self.cal_scores_, risks, V, self.alpha,
+                                          self._gamma(), self._cal_weights(v), v)
+        else:
+            decided = self._per_test_point(
+                lambda t, v: mdr_decisions(
+                    self.cal_risks_, self.cal_scores_, t, self.alpha, self._gamma(),
+                    self._cal_weights(v), v, self.attainable,
+                ),
+                X,
+                shift_weights,
+            ).astype(bool)
         if decided.size and not decided.any():
             n = self.n_calibration_
             if 1.0 / (n + 1) > self._gamma():
@@ -578,10 +681,16 @@ class SCoREMDR(_DeploymentBase):
         return decided
 
     def evalues(self, X, *, shift_weights=None):
-        """Risk-adjusted conformal e-values (paper eq. 4.1 / 6.1): ``E[L_j E_j] <= 1``."""
+        """Risk-adjusted conformal e-values (paper eq. 4.1 / 6.1; eq. 4.3 with
+        ``label_score``): ``E[L_j E_j] <= 1``."""
+        if self.label_score is not None:
+            risks, V, v = self._label_inputs(X, shift_weights)
+            return mdr_label_evalues(self.cal_risks_, self.cal_scores_, risks, V, self._gamma(),
+                                     self._cal_weights(v), v)
         return self._per_test_point(
             lambda t, v: mdr_evalues(
-                self.cal_risks_, self.cal_scores_, t, self._gamma(), self._cal_weights(v), v
+                self.cal_risks_, self.cal_scores_, t, self._gamma(), self._cal_weights(v), v,
+                self.attainable,
             ),
             X,
             shift_weights,
@@ -617,8 +726,17 @@ class SCoRESDR(_DeploymentBase):
 
     Parameters
     ----------__SHARED_PARAMS__
-    gamma : float in (0, 1), optional
-        Plug-in level of the e-values; defaults to ``alpha``.
+    gamma : float > 0, optional
+        Plug-in level of the e-values; defaults to ``alpha``. Any ``gamma > 0`` is valid (paper
+        Thm. 5.1), ``gamma >= 1`` included; above ``alpha`` the power vanishes asymptotically
+        (Thm. 5.8), see :ref:`score-variants`.
+    attainable : None, "binary" or array-like of floats in [0, 1], default=None
+        Risk values the loss can take (paper Remark 4.1): the e-values take their infimum over
+        the positive ones only instead of over [0, 1], which makes them larger; ``"binary"`` with ``gamma = alpha`` and no boosting
+        is conformal selection with BH (paper Cor. 5.4). ``"binary"``
+        for 0/1 risks (``"zero_one"``, ``"absolute"``, ``"threshold"``). ``fit`` checks that
+        every calibration risk is one of the values; the test risks must be too (a wrong set
+        voids the guarantee). See :ref:`score-variants`.
     boosting : {None, "hete", "homo"}, default="homo"
         Divide the e-values by uniforms before e-BH (paper 5.2): ``"homo"`` by one shared
         ``U ~ Unif(0, 1)`` per batch, ``"hete"`` by one ``U_j`` per test point. Both keep SDR
@@ -663,7 +781,8 @@ class SCoRESDR(_DeploymentBase):
 
     _parameter_constraints = {
         **_DeploymentBase._parameter_constraints,
-        "gamma": [Interval(Real, 0, 1, closed="neither"), None],
+        "gamma": [Interval(Real, 0, None, closed="neither"), None],
+        "attainable": [StrOptions({"binary"}), "array-like", None],
         "boosting": [StrOptions({"hete", "homo"}), None],
         "weight_estimator": [HasMethods(["predict_proba"]), None],
     }
@@ -676,6 +795,7 @@ class SCoRESDR(_DeploymentBase):
         risk_score="proba",
         alpha=0.1,
         gamma=None,
+        attainable=None,
         boosting="homo",
         weight_estimator=None,
         calib_size=0.5,
@@ -688,6 +808,7 @@ class SCoRESDR(_DeploymentBase):
         self.risk_score = risk_score
         self.alpha = alpha
         self.gamma = gamma
+        self.attainable = attainable
         self.boosting = boosting
         self.weight_estimator = weight_estimator
         self.calib_size = calib_size
@@ -710,7 +831,12 @@ class SCoRESDR(_DeploymentBase):
         scores, weights = self._test_inputs(X, shift_weights)
         gamma = self.alpha if self.gamma is None else self.gamma
         cal_w = None if weights is None else self.cal_weights_
-        return sdr_evalues(self.cal_risks_, self.cal_scores_, scores, gamma, cal_w, weights)
+        return sdr_evalues(self.cal_risks_, self.cal_scores_, scores, gamma, cal_w, weights,
+                           self.attainable)
+
+    def _calibration_scores(self, X_cal, y_cal):
+        _check_attainable(self)
+        return super()._calibration_scores(X_cal, y_cal)
 
     def _boosted(self, X, shift_weights):
         e = self.evalues(X, shift_weights=shift_weights)

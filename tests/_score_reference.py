@@ -18,6 +18,10 @@ Nothing here is fast or clever on purpose: these functions restate the definitio
   (the fair "published algorithm" baseline for timing).
 * :func:`mdr_decisions_prop44` -- Proposition 4.4 / A.1, including the extra condition for
   ``gamma > alpha``.
+* :func:`mdr_label_evalues_exact` -- the label-dependent e-value of Remark 4.3 (eq. 4.3, with
+  weights as in eq. 6.1): an infimum over a finite set of candidate labels, each with its own
+  test risk, test score and threshold ``t_gamma(y)``. Remark 4.1's restriction to attainable
+  values is ``mdr_evalues_exact`` / ``sdr_evalues_exact`` with ``ls`` = the positive values.
 * :func:`conformal_pvalues`, :func:`ebh_bruteforce`, :func:`bh_bruteforce` -- conformal selection
   (Jin & Candes) and the multiple-testing procedures, by definition.
 
@@ -194,6 +198,43 @@ def mdr_evalues_exact(cal_risks, cal_scores, test_scores, gamma, cal_weights=Non
         prob = _MDRProblem(L, S, T[j], gamma, w, v[j])
         grid = prob.critical_ls() if ls is None else ls
         out.append(min(prob.value(l) for l in grid))
+    return out
+
+
+def mdr_label_evalues_exact(cal_risks, cal_scores, test_risks, test_scores, gamma,
+                            cal_weights=None, test_weights=None, positive_only=True):
+    """Eq. 4.3 by definition: ``E_j = inf_y (W + v) 1{V_jy <= t(y)} / (Aw(t(y)) + v L_jy 1{...})``.
+
+    ``t(y) = max{t in M(y) : (Aw(t) + v L_jy 1{V_jy <= t}) / (W + v) <= gamma}`` with
+    ``M(y) = {V_1, ..., V_n, V_jy}`` (the scores of the n + 1 points when the test label is y).
+    ``test_risks[j][k]``, ``test_scores[j][k]``: risk and score of test point j at label k.
+    ``positive_only`` drops the labels with zero risk from the infimum (Remark 4.1); the
+    infimum over no label is ``inf``.
+    """
+    L, S = list(cal_risks), list(cal_scores)
+    m = len(test_risks)
+    zero = gamma * 0
+    w, v = _weights(len(L), m, cal_weights, test_weights, zero + 1)
+    W = sum(w, zero)
+    wL = [w_i * L_i for w_i, L_i in zip(w, L)]
+    out = []
+    for j in range(m):
+        terms = []
+        for l, x in zip(test_risks[j], test_scores[j]):
+            if positive_only and l == 0:
+                continue
+            l, x = zero + l, x
+            best = None
+            for t in sorted(set(S) | {x}):
+                ind = 1 if x <= t else 0
+                if (_cal_sum(t, S, wL, zero) + v[j] * l * ind) / (W + v[j]) <= gamma:
+                    best = t
+            if best is None or x > best:
+                terms.append(zero)
+                continue
+            den = _cal_sum(best, S, wL, zero) + v[j] * l
+            terms.append(INF if den == 0 else (W + v[j]) / den)
+        out.append(min(terms) if terms else INF)
     return out
 
 

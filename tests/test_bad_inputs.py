@@ -303,6 +303,15 @@ def _empty_float(r):
 
 
 NO_TEST = "no test point returns an empty array (DESIGN.md, 'Inputs and errors')"
+SDR_GAMMA = "SDR e-values are valid for any gamma > 0, 1 and above included (paper Thm. 5.1)"
+
+
+def _bool_array(r):
+    return isinstance(r, np.ndarray) and r.dtype == bool
+
+
+def _nonnegative_floats(r):
+    return isinstance(r, np.ndarray) and r.dtype == float and bool(np.all(r >= 0))
 
 
 # ----------------------------------------------------------------------------------- table
@@ -319,10 +328,12 @@ def _score_rows():
                         level: 0.2, "cal_weights": W_CAL, "test_weights": W_TEST}
 
     doc = {"empty-test_scores": Documented(_empty_float, "empty array", NO_TEST)}
+    sdr_doc = dict(doc)
+    sdr_doc["level-gamma=1"] = Documented(_nonnegative_floats, "valid e-values", SDR_GAMMA)
     rows.append(Row("mdr_evalues", "evalues", ev.mdr_evalues, good_with("gamma"), arrays,
                     (cal, test), ("gamma",), documented=doc))
     rows.append(Row("sdr_evalues", "evalues", ev.sdr_evalues, good_with("gamma"), arrays,
-                    (cal, test), ("gamma",), documented=doc))
+                    (cal, test), ("gamma",), documented=sdr_doc))
     docb = {"empty-test_scores": Documented(_empty_bool, "empty bool array", NO_TEST)}
 
     def good_mdr():
@@ -579,6 +590,8 @@ def _selective_rows():
     ]:
         row = _meta_row(name, "selective", lambda m, c=cls, **p: c(m, **p), "decide", levels)
         row.documented["string-y"] = _like_unseen_label(row)
+        if cls is src.SCoRESDR:
+            row.documented["level-gamma=1"] = Documented(_bool_array, "decisions", SDR_GAMMA)
         rows.append(row)
 
     def run(X):

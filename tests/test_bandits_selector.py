@@ -126,8 +126,9 @@ def test_former_default_strategy_is_reproducible_and_auto_refits_are_few():
     st = sel.strategy_
     h = st.history_
     data = b"".join(np.asarray(h[k], np.int64).tobytes() for k in ("arm", "best_index", "n_evaluations"))
-    digest = hashlib.sha256(data + np.round(st.means_, 10).tobytes()).hexdigest()[:16]
-    assert (st.n_steps_, st.n_refits_, digest) == (71, 8, "0aa46a4fde483827")
+    # means to 6 decimals: their last bits depend on the BLAS kernel (OPENBLAS_CORETYPE)
+    digest = hashlib.sha256(data + np.round(st.means_, 6).tobytes()).hexdigest()[:16]
+    assert (st.n_steps_, st.n_refits_, digest) == (71, 8, "66a9a12e8f63653a")
     # the default refits every ceil(steps / 20) steps: a number of refits independent of the pool
     for n_pool in (1000, 4000):
         X, y = make_classification(n_pool + 600, random_state=1)

@@ -617,7 +617,7 @@ def test_bad_input_raises_valueerror_naming_the_argument(fn, changes, match):
         _run(fn, **changes)
 
 
-@pytest.mark.parametrize("fn", ALL)
+@pytest.mark.parametrize("fn", [mdr_evalues, mdr_decisions])
 @pytest.mark.parametrize("level", [0.0, 1.0, -0.1, 1.5, np.nan, np.inf])
 def test_level_outside_open_unit_interval(fn, level):
     name = "alpha" if fn is mdr_decisions else "gamma"
@@ -632,11 +632,24 @@ def test_mdr_decisions_checks_gamma_too(level):
                       gamma=level)
 
 
-@pytest.mark.parametrize("fn", ALL)
+@pytest.mark.parametrize("fn", [mdr_evalues, mdr_decisions])
 @pytest.mark.parametrize("level", ["0.1", None, True, [0.1]])
 def test_level_of_wrong_type(fn, level):
     with pytest.raises(TypeError, match=r"must be a real number in \(0, 1\)"):
         _run(fn, level=level)
+
+
+# SDR's gamma may be any positive number (paper Thm. 5.1), 1 and above included.
+@pytest.mark.parametrize("gamma", [0.0, -0.1, np.nan, np.inf])
+def test_sdr_gamma_must_be_positive_and_finite(gamma):
+    with pytest.raises(ValueError, match=r"`gamma` must be a positive finite number"):
+        _run(sdr_evalues, level=gamma)
+
+
+@pytest.mark.parametrize("gamma", ["0.1", None, True, [0.1]])
+def test_sdr_gamma_of_wrong_type(gamma):
+    with pytest.raises(TypeError, match=r"`gamma` must be a positive finite number"):
+        _run(sdr_evalues, level=gamma)
 
 
 @pytest.mark.parametrize("fn", ALL)

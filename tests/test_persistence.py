@@ -41,6 +41,8 @@ from sklearn_riskcontrol.bandits import (
     LowRankScoreCompleter,
     NaivePooling,
     UniformSampling,
+    FilledSubset,
+    UniformLRF,
     make_score_matrix,
 )
 from sklearn_riskcontrol.online import STRATEGIES, SemiBanditPredictionSet
@@ -256,6 +258,10 @@ def _fit_bandit(bandit_data, clf_data, kind):
         return UCBELRF(budget=600, batch_size=8, n_members=8, random_state=0).fit(S), {}
     if kind == "UniformSampling":
         return UniformSampling(budget=600, random_state=0).fit(S), {}
+    if kind == "FilledSubset":
+        return FilledSubset(budget=600, batch_size=2, random_state=0).fit(S), {}
+    if kind == "UniformLRF":
+        return UniformLRF(budget=600, batch_size=8, n_members=8, random_state=0).fit(S), {}
     if kind == "LowRankScoreCompleter":
         M = S.copy()
         M[np.random.default_rng(0).uniform(size=M.shape) < 0.5] = np.nan
@@ -283,8 +289,8 @@ FACTORIES = {
     "RAutoEvalPlus": lambda c, b: _fit_autoeval(c, "RAutoEvalPlus"),
     "RiskControlledModelSelector": lambda c, b: _fit_autoeval(c, "selector"),
     **{k: (lambda c, b, k=k: _fit_bandit(b, c, k)) for k in (
-        "PULSE", "NaivePooling", "UCBE", "UCBELRF", "UniformSampling",
-        "LowRankScoreCompleter", "BestModelSelector")},
+        "PULSE", "NaivePooling", "UCBE", "UCBELRF", "UniformSampling", "FilledSubset",
+        "UniformLRF", "LowRankScoreCompleter", "BestModelSelector")},
 }
 
 
@@ -330,10 +336,15 @@ def _bandit(kind, **extra):
         return UCBELRF(n_members=6, **common)
     if kind == "UniformSampling":
         return UniformSampling(**common)
+    if kind == "FilledSubset":
+        return FilledSubset(**dict(common, batch_size=1))
+    if kind == "UniformLRF":
+        return UniformLRF(n_members=6, **common)
     return UCBE(**common)
 
 
-BANDITS = ["PULSE", "NaivePooling", "UCBE", "UCBELRF", "UniformSampling"]
+BANDITS = ["PULSE", "NaivePooling", "UCBE", "UCBELRF", "UniformSampling", "FilledSubset",
+           "UniformLRF"]
 FITTED_ATTRS = ("best_index_", "means_", "n_evaluations_", "n_evaluations_per_model_",
                 "n_steps_", "history_", "completed_")
 
@@ -365,7 +376,8 @@ def test_interrupted_run_pickled_at_every_failure_equals_uninterrupted(kind, cop
     assert n_failures == 6
     scorer = est.oracle_.score  # the copy's scorer carries the counts of every past attempt
     assert scorer.calls.max() == 1, "a cell was bought twice"
-    assert scorer.calls.sum() == est.oracle_.n_evaluations_ == budget
+    spent = budget // S.shape[0] * S.shape[0] if kind == "FilledSubset" else budget  # whole examples
+    assert scorer.calls.sum() == est.oracle_.n_evaluations_ == spent
     assert est.completed_
     for attr in FITTED_ATTRS:
         assert_same(getattr(est, attr), getattr(ref, attr), attr)

@@ -3,13 +3,13 @@
 Array layer: :mod:`sklearn_riskcontrol.bandits.lowrank` (logistic factorization with frozen example
 factors, ALS ensemble). Scoring back-ends: :mod:`sklearn_riskcontrol.bandits.oracles`. Estimators:
 :class:`PULSE`, :class:`UCBE`, :class:`UCBELRF`, :class:`NaivePooling`, :class:`UniformSampling`,
-:class:`BestModelSelector`, :class:`LowRankScoreCompleter`. Synthetic benchmark matrices:
+:class:`FilledSubset`, :class:`UniformLRF`, :class:`BestModelSelector`, :class:`LowRankScoreCompleter`. Synthetic benchmark matrices:
 :func:`make_score_matrix` (and :func:`accuracy_curve`, :func:`budget_to_reach` to summarise
 runs). Plots: :mod:`sklearn_riskcontrol.plotting`. Durable evaluation stores (resume a killed
 run): :mod:`sklearn_riskcontrol.bandits.store`.
 """
 
-from ._baselines import UniformSampling
+from ._baselines import FilledSubset, UniformLRF, UniformSampling
 from ._completer import LowRankScoreCompleter
 from ._pulse import PULSE, NaivePooling, freedman_radius
 from ._selector import BestModelSelector
@@ -32,6 +32,8 @@ __all__ = [
     "UCBELRF",
     "NaivePooling",
     "UniformSampling",
+    "FilledSubset",
+    "UniformLRF",
     "LowRankScoreCompleter",
     "BestModelSelector",
     "ScoreOracle",

@@ -190,36 +190,15 @@ class UCBE(_CertifyMixin, _BaseStrategy):
         return ci
 
 
-class UCBELRF(_BaseStrategy):
-    __doc__ = f"""UCB-E-LRF: UCB-E with a low-rank ensemble choosing models and examples.
-
-    A warm-up scores ``warmup_fraction`` of all cells uniformly at random. Then an ensemble of
-    ``n_members`` rank-``rank`` ridge ALS factorizations (each leaving out a random ``drop_rate``
-    of the observed cells, see :class:`~sklearn_riskcontrol.bandits.lowrank.ALSEnsemble`) gives
-    predictions ``E_hat`` (ensemble mean) and uncertainties ``R`` (ensemble standard deviation) of
-    the unscored cells. Each step scores, for the model with the largest index
-    ``(1/n)[sum_(O_i) S + sum_(U_i) (E_hat + eta R)]``, the ``batch_size`` unscored examples with
-    the largest ``R``, and refits the ensemble (warm-started) every ``refit_every`` steps; between
-    refits the scored cells leave ``U_i`` (their scores replace their predictions in the index).
-    The model maximising ``(1/n)[sum_(O_i) S + sum_(U_i) E_hat]`` is returned; this estimate is
-    biased (use :class:`PULSE` for unbiased estimates and intervals). A refit costs
-    ``O(n_members * n_models * n_examples * rank^2 * refit_sweeps)``; with the default
-    ``refit_every="auto"`` a run refits at most about 64 times whatever its size, so its cost grows
-    linearly with the matrix. Scores may be fractional in [0, 1].
-
-    Parameters
-    ----------
-{_COMMON_PARAMS_DOC.format(batch=32)}
-    eta : float, default=5.0
-        Weight of the uncertainty in the index.
+_ENSEMBLE_PARAMS_DOC = """\
     warmup_fraction : float in (0, 1), default=0.05
-        Fraction of all cells scored uniformly at random before the active phase (counts toward
+        Fraction of all cells scored uniformly at random before the first fit (counts toward
         the budget).
     rank : int or "cv", default=1
         Rank of every member. ``"cv"``: chosen once, at the end of the warm-up (before the
-        first adaptive batch), among ``(1, 2, 4, 8, 16)`` (ranks ``>= min`` of the matrix's
-        shape dropped) by 5-fold cross-validation of the members' ridge ALS model (no drop-out)
-        over the cells observed so far (side information and warm-up), with the
+        first batch that depends on the fit), among ``(1, 2, 4, 8, 16)`` (ranks ``>= min`` of
+        the matrix's shape dropped) by 5-fold cross-validation of the members' ridge ALS model
+        (no drop-out) over the cells observed so far (side information and warm-up), with the
         one-standard-error rule (:func:`~sklearn_riskcontrol.bandits.lowrank.select_rank_cv`);
         the ensemble is then rebuilt at that rank. Later refits keep it (they are warm-started).
     n_members : int, default=64
@@ -237,17 +216,15 @@ class UCBELRF(_BaseStrategy):
         ``benchmarks/bench_bandits_lrf.py --check-sweeps`` compares both).
     refit_every : int or "auto", default="auto"
         Refit the ensemble every ``refit_every`` steps. ``1`` is Zhou et al.'s algorithm as
-        written (a refit after every batch; the former default): its number of refits grows
-        with the matrix, each costing in proportion to it, so the run's cost grows
-        quadratically (100 models, budget 10%: 7 s at 2,000 examples, 200 s at 10,000).
-        ``"auto"`` spaces at most 64 refits (at least 32 for longer runs) evenly over the
-        steps after the warm-up, every ``ceil(steps / 64)`` steps (identical to ``1`` for runs
-        of at most 64 steps), plus one after the last batch; at equal budget it identifies the
-        best model as often (see the user guide's note on cost).
+        written (a refit after every batch): its number of refits grows with the matrix, each
+        costing in proportion to it, so the run's cost grows quadratically (UCB-E-LRF, 100
+        models, budget 10%: 7 s at 2,000 examples, 200 s at 10,000). ``"auto"`` spaces at most
+        64 refits (at least 32 for longer runs) evenly over the steps after the warm-up, every
+        ``ceil(steps / 64)`` steps (identical to ``1`` for runs of at most 64 steps), plus one
+        after the last batch; at equal budget it identifies the best model as often (see the
+        user guide's note on cost)."""
 
-    Attributes
-    ----------
-{_COMMON_ATTRS_DOC}
+_ENSEMBLE_ATTRS_DOC = """\
     predictions_ : ndarray of shape (n_models, n_examples)
         Ensemble mean ``E_hat`` at the end of the run.
     uncertainties_ : ndarray of shape (n_models, n_examples)
@@ -255,27 +232,20 @@ class UCBELRF(_BaseStrategy):
     rank_ : int
         Rank of the ensemble's members (``rank``, or the one chosen with ``rank="cv"``).
     ranks_ : list of int
-        With ``rank="cv"``: the chosen rank (one selection per run; empty otherwise).
+        With ``rank="cv"``: the chosen rank (one selection per run; empty otherwise)."""
 
-    References
-    ----------
-    J. P. Zhou et al., "On speeding up language model evaluation", ICLR 2025.
 
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_riskcontrol.bandits import UCBELRF
-    >>> rng = np.random.default_rng(0)
-    >>> skill, ease = rng.beta(5, 3, 40), rng.beta(4, 2, 300)    # a near rank-1 matrix
-    >>> S = (rng.uniform(size=(40, 300)) < np.outer(skill, ease)).astype(float)
-    >>> lrf = UCBELRF(budget=0.15, n_members=16, random_state=0).fit(S)
-    >>> int(lrf.best_index_) == int(np.argmax(S.mean(1))), lrf.n_evaluations_   # one run
-    (True, 1800)
+class _EnsembleStrategy(_BaseStrategy):
+    """Shared machinery of the ALS-ensemble strategies (UCB-E-LRF and its non-active baseline).
+
+    A uniform warm-up, an :class:`~sklearn_riskcontrol.bandits.lowrank.ALSEnsemble` over the
+    models (and the stacked side information) refitted every ``refit_every`` steps and after the
+    last batch, and the estimate ``(1/n)[sum_(O_i) S + sum_(U_i) E_hat]``. Subclasses choose the
+    cells of each step (``_plan_step``) and may add an index (``_set_index``).
     """
 
     _parameter_constraints = {
         **_BaseStrategy._parameter_constraints,
-        "eta": [Interval(Real, 0, None, closed="left")],
         "warmup_fraction": [Interval(Real, 0, 1, closed="neither")],
         "rank": [Interval(Integral, 1, None, closed="left"), StrOptions({"cv"})],
         "n_members": [Interval(Integral, 1, None, closed="left")],
@@ -287,45 +257,15 @@ class UCBELRF(_BaseStrategy):
     }
     _AUTO_REFITS = 64  # refits per run with refit_every="auto"
 
-    def __init__(
-        self,
-        *,
-        budget=0.1,
-        batch_size=32,
-        eta=5.0,
-        warmup_fraction=0.05,
-        rank=1,
-        n_members=64,
-        drop_rate=0.05,
-        ridge=0.1,
-        n_sweeps=10,
-        refit_sweeps=2,
-        refit_every="auto",
-        random_state=None,
-        verbose=0,
-        warm_start=False,
-    ):
-        self.budget = budget
-        self.batch_size = batch_size
-        self.eta = eta
-        self.warmup_fraction = warmup_fraction
-        self.rank = rank
-        self.n_members = n_members
-        self.drop_rate = drop_rate
-        self.ridge = ridge
-        self.n_sweeps = n_sweeps
-        self.refit_sweeps = refit_sweeps
-        self.refit_every = refit_every
-        self.random_state = random_state
-        self.verbose = verbose
-        self.warm_start = warm_start
-
     def _init_run(self, st, side):
         from .lowrank import ALSEnsemble
 
         m, n = st.m, st.n
         if side is not None and not isinstance(side, np.ndarray):
-            raise TypeError("UCBELRF needs `side_scores` as an array (it is stacked into the ensemble).")
+            raise TypeError(
+                f"{type(self).__name__} needs `side_scores` as an array (it is stacked into the "
+                "ensemble)."
+            )
         st.n_side = 0 if side is None else side.shape[0]
         st.ranks = []  # rank="cv": the ensemble is rebuilt at the chosen rank after the warm-up
         st.ens = ALSEnsemble(
@@ -354,19 +294,26 @@ class UCBELRF(_BaseStrategy):
         st.index = np.full(m, -np.inf)
         st.est = np.full(m, -np.inf)
 
+    def _uncertainty_cells(self, st, U):
+        """Cells whose uncertainties the index sums (None: no uncertainty term)."""
+        return None
+
+    def _sums_all_uncertainties(self):
+        """Whether the index sums the uncertainties of the scored cells too."""
+        return False
+
     def _refresh(self, st):
         E, R = st.ens.mean_std(rows=slice(0, st.m))  # side models' rows are not needed
         U = st.free & ~st.obs
         st.pred = np.einsum("ij,ij->i", U, E)  # sums of E and R over each U_i
-        st.unc = np.einsum("ij,ij->i", U, R)
+        cells = self._uncertainty_cells(st, U)
+        st.unc = None if cells is None else np.einsum("ij,ij->i", cells, R)
         self._set_index(st)
         st.E, st.R = E, R
 
     def _set_index(self, st):
         with np.errstate(invalid="ignore", divide="ignore"):
             st.est = (st.sums + st.pred) / st.n_avail
-            idx = (st.sums + st.pred + self.eta * st.unc) / st.n_avail
-        st.index = np.where(st.counts >= st.n_avail, -np.inf, idx)
 
     def _refit_period(self, st):
         if self.refit_every != "auto":
@@ -396,23 +343,9 @@ class UCBELRF(_BaseStrategy):
             st.ens.fit(self.n_sweeps)
             self._refresh(st)
 
-    def _plan_step(self, st):
-        i = _argmax(st.index, st.priority)
-        if st.index[i] == -np.inf:
-            return None
-        cand = np.flatnonzero(st.free[i] & ~st.obs[i])
-        b = int(min(self.batch_size, st.budget - st.n_used, cand.size))
-        r = st.R[i, cand]
-        if b < cand.size:
-            # the b largest uncertainties; ties broken at random
-            key = r + 1e-12 * st.rng.uniform(size=r.size)
-            top = np.argpartition(-key, b - 1)[:b]
-        else:
-            top = np.arange(cand.size)
-        return i, np.sort(cand[top]), None
-
     def _update(self, st, rows, cols, values, ctx):
-        if np.ndim(rows) == 0:
+        single = np.ndim(rows) == 0  # a step scoring one model (UCB-E-LRF)
+        if single:
             rows = np.full(cols.size, rows)
         st.n_used += rows.size
         st.obs[rows, cols] = True
@@ -428,12 +361,20 @@ class UCBELRF(_BaseStrategy):
             with _single_blas_thread():
                 st.ens.fit(self.refit_sweeps)
                 self._refresh(st)
-        else:
-            # no refit: the scored cells leave U_i, their scores replace their predictions
+            return
+        # no refit: the scored cells leave U_i, their scores replace their predictions (and,
+        # when the index sums the uncertainties over U_i only, their uncertainties leave it)
+        unscored_only = not self._sums_all_uncertainties()
+        if single:
             i = rows[0]
             st.pred[i] -= st.E[i, cols].sum()
-            st.unc[i] -= st.R[i, cols].sum()
-            self._set_index(st)
+            if st.unc is not None and unscored_only:
+                st.unc[i] -= st.R[i, cols].sum()
+        else:
+            st.pred -= np.bincount(rows, weights=st.E[rows, cols], minlength=st.m)
+            if st.unc is not None and unscored_only:
+                st.unc -= np.bincount(rows, weights=st.R[rows, cols], minlength=st.m)
+        self._set_index(st)
 
     def _current_means(self, st):
         if not st.warmup_done:
@@ -453,3 +394,160 @@ class UCBELRF(_BaseStrategy):
         if st.warmup_done:
             self.predictions_ = st.E.copy()
             self.uncertainties_ = st.R.copy()
+
+
+class UCBELRF(_EnsembleStrategy):
+    __doc__ = f"""UCB-E-LRF: UCB-E with a low-rank ensemble choosing models and examples.
+
+    A warm-up scores ``warmup_fraction`` of all cells uniformly at random. Then an ensemble of
+    ``n_members`` rank-``rank`` ridge ALS factorizations (each leaving out a random ``drop_rate``
+    of the observed cells, see :class:`~sklearn_riskcontrol.bandits.lowrank.ALSEnsemble`) gives
+    predictions ``E_hat`` (ensemble mean) and uncertainties ``R`` (ensemble standard deviation) of
+    the unscored cells. Each step scores, for the model with the largest index
+    ``(1/n)[sum_(O_i) S + sum_(U_i) (E_hat + eta R)]``, the ``batch_size`` unscored examples with
+    the largest ``R``, and refits the ensemble (warm-started) every ``refit_every`` steps; between
+    refits the scored cells leave ``U_i`` (their scores replace their predictions in the index).
+    The model maximising ``(1/n)[sum_(O_i) S + sum_(U_i) E_hat]`` is returned; this estimate is
+    biased (use :class:`PULSE` for unbiased estimates and intervals). A refit costs
+    ``O(n_members * n_models * n_examples * rank^2 * refit_sweeps)``; with the default
+    ``refit_every="auto"`` a run refits at most about 64 times whatever its size, so its cost grows
+    linearly with the matrix. Scores may be fractional in [0, 1].
+
+    The paper's ablations are options: ``acquisition="score_only"`` (Zhou et al.'s Algorithm 6)
+    and ``uncertainty_cells="all"`` (the index of Algorithm 2 as printed); the non-active
+    low-rank baseline (Algorithm 5) is :class:`UniformLRF`.
+
+    Parameters
+    ----------
+{_COMMON_PARAMS_DOC.format(batch=32)}
+    eta : float, default=5.0
+        Weight of the uncertainty in the index. With ``acquisition="score_only"``, the
+        exploration parameter of the UCB-E bonus ``sqrt(eta / |O_i|)`` instead.
+    acquisition : {{"uncertainty", "score_only"}}, default="uncertainty"
+        ``"uncertainty"``: UCB-E-LRF (Zhou et al. Alg. 2), the index above and the
+        ``batch_size`` unscored examples of largest ``R``. ``"score_only"``: the paper's
+        "UCB-E-LRF (Score Only)" ablation (Alg. 6): the uncertainty plays no part; the index is
+        UCB-E's, on the low-rank estimate, ``(1/n)[sum_(O_i) S + sum_(U_i) E_hat] +
+        sqrt(eta / |O_i|)`` (infinite for a model with no score yet), and the batch is drawn
+        uniformly without replacement from the model's unscored examples.
+    uncertainty_cells : {{"unscored", "all"}}, default="unscored"
+        Cells whose uncertainties the index sums (``acquisition="uncertainty"`` only).
+        ``"unscored"``: ``eta sum_(U_i) R``, the uncertainty of what is still predicted.
+        ``"all"``: ``eta sum_j R[i, j]`` over all the model's cells, scored ones included, as
+        Algorithm 2 is printed (the ensemble's spread on a scored cell does not affect the
+        estimate, so this favours models whose observed cells the members fit differently).
+{_ENSEMBLE_PARAMS_DOC}
+
+    Attributes
+    ----------
+{_COMMON_ATTRS_DOC}
+{_ENSEMBLE_ATTRS_DOC}
+
+    See Also
+    --------
+    UCBE : the index on observed scores only.
+    UniformLRF : the same estimate with uniformly random cells (non-active baseline).
+
+    References
+    ----------
+    J. P. Zhou et al., "On speeding up language model evaluation", ICLR 2025.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_riskcontrol.bandits import UCBELRF
+    >>> rng = np.random.default_rng(0)
+    >>> skill, ease = rng.beta(5, 3, 40), rng.beta(4, 2, 300)    # a near rank-1 matrix
+    >>> S = (rng.uniform(size=(40, 300)) < np.outer(skill, ease)).astype(float)
+    >>> lrf = UCBELRF(budget=0.15, n_members=16, random_state=0).fit(S)
+    >>> int(lrf.best_index_) == int(np.argmax(S.mean(1))), lrf.n_evaluations_   # one run
+    (True, 1800)
+
+    The score-only ablation spends the same budget, with UCB-E's bonus and uniform examples:
+
+    >>> so = UCBELRF(budget=0.15, n_members=16, acquisition="score_only", eta=1.0,
+    ...              random_state=0).fit(S)
+    >>> so.n_evaluations_
+    1800
+    """
+
+    _parameter_constraints = {
+        **_EnsembleStrategy._parameter_constraints,
+        "eta": [Interval(Real, 0, None, closed="left")],
+        "acquisition": [StrOptions({"uncertainty", "score_only"})],
+        "uncertainty_cells": [StrOptions({"unscored", "all"})],
+    }
+
+    def __init__(
+        self,
+        *,
+        budget=0.1,
+        batch_size=32,
+        eta=5.0,
+        acquisition="uncertainty",
+        uncertainty_cells="unscored",
+        warmup_fraction=0.05,
+        rank=1,
+        n_members=64,
+        drop_rate=0.05,
+        ridge=0.1,
+        n_sweeps=10,
+        refit_sweeps=2,
+        refit_every="auto",
+        random_state=None,
+        verbose=0,
+        warm_start=False,
+    ):
+        self.budget = budget
+        self.batch_size = batch_size
+        self.eta = eta
+        self.acquisition = acquisition
+        self.uncertainty_cells = uncertainty_cells
+        self.warmup_fraction = warmup_fraction
+        self.rank = rank
+        self.n_members = n_members
+        self.drop_rate = drop_rate
+        self.ridge = ridge
+        self.n_sweeps = n_sweeps
+        self.refit_sweeps = refit_sweeps
+        self.refit_every = refit_every
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+
+    def _uncertainty_cells(self, st, U):
+        if self.acquisition == "score_only":
+            return None
+        return st.free if self._sums_all_uncertainties() else U
+
+    def _sums_all_uncertainties(self):
+        return self.uncertainty_cells == "all"
+
+    def _set_index(self, st):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            st.est = (st.sums + st.pred) / st.n_avail
+            if self.acquisition == "score_only":
+                # Alg. 6: UCB-E's bonus on the low-rank estimate; models never scored come first
+                bonus = np.sqrt(self.eta / np.maximum(st.counts, 1))
+                idx = st.est + np.where(st.counts > 0, bonus, np.inf)
+            else:
+                idx = (st.sums + st.pred + self.eta * st.unc) / st.n_avail
+        st.index = np.where(st.counts >= st.n_avail, -np.inf, idx)
+
+    def _plan_step(self, st):
+        i = _argmax(st.index, st.priority)
+        if st.index[i] == -np.inf:
+            return None
+        cand = np.flatnonzero(st.free[i] & ~st.obs[i])
+        b = int(min(self.batch_size, st.budget - st.n_used, cand.size))
+        if self.acquisition == "score_only":
+            # Alg. 6: b examples uniformly without replacement from the unscored ones
+            return i, np.sort(cand[st.rng.choice(cand.size, size=b, replace=False)]), None
+        r = st.R[i, cand]
+        if b < cand.size:
+            # the b largest uncertainties; ties broken at random
+            key = r + 1e-12 * st.rng.uniform(size=r.size)
+            top = np.argpartition(-key, b - 1)[:b]
+        else:
+            top = np.arange(cand.size)
+        return i, np.sort(cand[top]), None

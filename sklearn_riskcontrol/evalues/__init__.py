@@ -23,7 +23,13 @@ from .betting import (
     mixture_weights,
 )
 from .bounds import ConcentrationResult, concentration_threshold
-from .conformal import mdr_decisions, mdr_evalues, sdr_evalues
+from .conformal import (
+    mdr_decisions,
+    mdr_evalues,
+    mdr_label_decisions,
+    mdr_label_evalues,
+    sdr_evalues,
+)
 from .ltt import (
     binomial_pvalues,
     fallback,
@@ -38,6 +44,8 @@ __all__ = [
     "mdr_decisions",
     "mdr_evalues",
     "sdr_evalues",
+    "mdr_label_evalues",
+    "mdr_label_decisions",
     "ebh",
     "bh",
     "boost_evalues",
