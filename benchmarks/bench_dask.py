@@ -20,6 +20,7 @@ lower the speed-up). Sizes are chosen so that the sequential run takes >= 1 s on
     python benchmarks/bench_dask.py             # default sizes (a few minutes)
     python benchmarks/bench_dask.py --quick     # small sizes: the sequential fallback
     python benchmarks/bench_dask.py --top-pad   # workers with MALLOC_TOP_PAD_ = 32 MiB
+    python benchmarks/bench_dask.py --only select   # the paths whose name contains "select"
 
 Dask's nanny starts workers with ``MALLOC_TRIM_THRESHOLD_=65536``, which turns off glibc's
 adaptive thresholds: every NumPy temporary above 64-128 KiB then faults its pages in afresh,
@@ -73,6 +74,8 @@ def main():
     parser.add_argument("--repeat", type=int, default=3, help="best of this many runs")
     parser.add_argument("--top-pad", action="store_true",
                         help="start the Dask workers with MALLOC_TOP_PAD_=32 MiB")
+    parser.add_argument("--only", default="",
+                        help="run only the paths whose name contains this text")
     args = parser.parse_args()
     import dask
     from dask.distributed import Client, LocalCluster
@@ -86,6 +89,7 @@ def main():
     else:
         cases = [case_reference(3_000_000), case_validity(600), case_select(48, 5000, 20_000),
                  case_selector(64, 20_000), case_score(1_000_000), case_bandits(24, 200, 4000)]
+    cases = [(name, run) for name, run in cases if args.only in name]
     warnings.simplefilter("ignore", RiskControlWarning)
     threadpool_limits(1)  # one BLAS/OpenMP thread per process: only joblib's parallelism counts
     Parallel(n_jobs=2)(delayed(abs)(i) for i in range(4))  # start the loky workers once

@@ -363,13 +363,31 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
         """``fit``, optionally with the auto-evaluator's raw labels of every row of ``X``
         (``judge_labels``, used only when the auto-evaluator is already fitted): the model
         selector computes them once for all candidates instead of once per candidate."""
+        X, y = self._check_fit_inputs(X, y)
+        rng = check_random_state(self.random_state)
+        self.risk_ = make_risk(self.risk)
+        classification = _is_classification(self.estimator, y)
+        idx_lab, idx_unl = self._models_and_rows(X, y, classification, rng)
+        if judge_labels is not None and _needs_fitting(self.autoevaluator):
+            judge_labels = None  # labels of the unfitted template: this fit's judge differs
+        pred_lab = self._losses(X, y, idx_lab, idx_unl, classification, judge_labels)
+        all_wrong = (_all_wrong_message(f"(all {self.loss_labeled_.size})")
+                     if np.all(self.loss_labeled_ >= 1.0) else None)
+        result, notes = self._test(all_wrong)
+        self._store_result(result, X)
+        self._warn_useless(all_wrong, y[self.labeled_indices_], pred_lab, classification, notes)
+        if self.verbose:
+            self._report()
+        return self
+
+    def _check_fit_inputs(self, X, y):
+        """``X`` as indexable rows and ``y`` as a 1-d array of the same length."""
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None: "
                 "the test needs labeled rows (mark unlabeled ones with -1 or NaN)."
             )
-        uses_judge = self.method != "eval"
-        if uses_judge and self.autoevaluator is None:
+        if self.method != "eval" and self.autoevaluator is None:
             raise ValueError(
                 f"method={self.method!r} needs an `autoevaluator` (a fitted model with predict, "
                 "or a callable X -> labels); pass one, or use method='eval' (labels only)."
@@ -385,16 +403,17 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
             raise ValueError(f"`X` has {n} rows but `y` has {len(y)} entries; they must be equal.")
         if n == 0:
             raise ValueError("`X` is empty: at least one labeled row is required.")
-        rng = check_random_state(self.random_state)
-        self.risk_ = make_risk(self.risk)
-        classification = _is_classification(self.estimator, y)
+        return X, y
+
+    def _models_and_rows(self, X, y, classification, rng):
+        """Set ``estimator_``, ``autoevaluator_`` (fitting clones of unfitted ones on a split of
+        the labeled rows), ``labeled_indices_`` and ``unlabeled_indices_`` (shuffled when
+        ``shuffle``); return the labeled and unlabeled row indices."""
+        uses_judge = self.method != "eval"
         idx_lab, idx_unl = _labeled_and_unlabeled(y, classification,
                                                   "the test needs human-labeled rows")
-        judge = self.autoevaluator if uses_judge else None
-        if judge_labels is None or _needs_fitting(judge):
-            judge_labels = None
-        to_fit = [o for o in (self.estimator, judge) if _needs_fitting(o)]
-        if to_fit:
+        model, judge = self.estimator, self.autoevaluator if uses_judge else None
+        if _needs_fitting(model) or _needs_fitting(judge):
             idx_train, idx_lab = train_test_split(
                 idx_lab, test_size=self.calib_size, random_state=rng
             )
@@ -405,14 +424,11 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
                     "sklearn.frozen.FrozenEstimator(model)) or more labeled rows."
                 )
             X_train, y_train = _safe_indexing(X, idx_train), y[idx_train]
-            model = self.estimator
             if _needs_fitting(model):
                 model = fit_clone(model, X_train, y_train, "estimator")
             if _needs_fitting(judge):
                 judge = fit_clone(judge, X_train, y_train, "autoevaluator")
             idx_lab = np.sort(idx_lab)
-        else:
-            model = self.estimator
         if classification and hasattr(model, "classes_") and idx_unl.size:
             if np.any(_unlabeled_mask(np.asarray(model.classes_), True)):
                 raise ValueError(
@@ -434,45 +450,60 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
             )
         self.labeled_indices_ = idx_lab
         self.unlabeled_indices_ = idx_unl if uses_judge else idx_unl[:0]
+        return idx_lab, idx_unl
 
+    def _losses(self, X, y, idx_lab, idx_unl, classification, judge_labels):
+        """Set the losses ``loss_labeled_`` (h), ``loss_judge_labeled_`` (g) and
+        ``loss_judge_unlabeled_`` (u); return the model's predictions on the labeled rows."""
         X_lab = _safe_indexing(X, idx_lab)
         pred_lab = self._predict_rows(X_lab)
         h = self.risk_(y[idx_lab], pred_lab)
-        all_wrong = _all_wrong_message(f"(all {h.size})") if np.all(h >= 1.0) else None
         g = u = None
-        if uses_judge:
+        if self.method != "eval":
             g = self.risk_(self._judge(X_lab, classification, judge_labels, idx_lab), pred_lab)
             if idx_unl.size:
                 X_unl = _safe_indexing(X, idx_unl)
                 u = self.risk_(self._judge(X_unl, classification, judge_labels, idx_unl),
                                self._predict_rows(X_unl))
         self.loss_labeled_, self.loss_judge_labeled_, self.loss_judge_unlabeled_ = h, g, u
+        return pred_lab
 
+    def _test(self, all_wrong):
+        """Run the test on the losses; return the result and the array layer's warnings (the
+        all-losses-1 one, ``all_wrong``, is left out: ``fit`` emits it with the fix)."""
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RiskControlWarning)
             result = rautoeval_test(
-                h, g, u, alpha=self.alpha, delta=self.delta, method=self.method,
+                self.loss_labeled_, self.loss_judge_labeled_, self.loss_judge_unlabeled_,
+                alpha=self.alpha, delta=self.delta, method=self.method,
                 betting=self.betting, n_rho=self.n_rho, rho_grid=self.rho_grid,
                 rho_prior=self.rho_prior, early_stopping=self.early_stopping,
             )
         notes = []
         for w in caught:
             if issubclass(w.category, RiskControlWarning):
-                if str(w.message) != all_wrong:  # emitted below, with the estimator's fix
+                if str(w.message) != all_wrong:
                     notes.append(str(w.message))
             else:  # pragma: no cover - pass other warnings on
                 warn(str(w.message), category=w.category)
+        return result, notes
+
+    def _store_result(self, result, X):
         self.result_ = result
         self.certified_ = bool(result.certified)
         self.pvalue_ = float(result.pvalue)
         self.method_ = result.method
         self.block_size_ = int(result.block_size)
-        self.n_labeled_ = int(h.size)
+        self.n_labeled_ = int(self.loss_labeled_.size)
+        u = self.loss_judge_unlabeled_
         self.n_unlabeled_ = 0 if u is None else int(u.size)
-        copy_feature_info(self, model, X)
-        # Valid but useless results, keyed by cause (the selector summarises them by cause).
+        copy_feature_info(self, self.estimator_, X)
+
+    def _warn_useless(self, all_wrong, y_lab, pred_lab, classification, notes):
+        """Warn about valid but useless results, keyed by cause in ``_degenerate_`` (the
+        selector summarises them by cause), and about a test that did not certify."""
         if all_wrong is not None:
-            fix = self._all_wrong_fix(y[idx_lab], pred_lab, classification)
+            fix = self._all_wrong_fix(y_lab, pred_lab, classification)
             self._degenerate_ = {"all_wrong": all_wrong + fix}
         else:
             saturated = self._saturation_message()
@@ -484,17 +515,17 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
                 warn(" ".join(notes))
         else:
             warn(self._not_certified_reason(notes))
-        if self.verbose:
-            need = result.stopping_index
-            print(
-                f"[{type(self).__name__}] {_METHOD_NAMES[self.method_]} on {self.n_labeled_} "
-                f"labeled + {self.n_unlabeled_} unlabeled rows: certified={self.certified_} "
-                f"for risk <= alpha={self.alpha:g} (a test whose type-I error is at most "
-                f"delta={self.delta:g} over the draw of the labeled rows); realized on this "
-                f"draw: p-value {self.pvalue_:.4g}"
-                + ("" if need is None else f", e-process above 1/delta after {need + 1} labels")
-            )
-        return self
+
+    def _report(self):
+        need = self.result_.stopping_index
+        print(
+            f"[{type(self).__name__}] {_METHOD_NAMES[self.method_]} on {self.n_labeled_} "
+            f"labeled + {self.n_unlabeled_} unlabeled rows: certified={self.certified_} "
+            f"for risk <= alpha={self.alpha:g} (a test whose type-I error is at most "
+            f"delta={self.delta:g} over the draw of the labeled rows); realized on this "
+            f"draw: p-value {self.pvalue_:.4g}"
+            + ("" if need is None else f", e-process above 1/delta after {need + 1} labels")
+        )
 
     def _all_wrong_fix(self, y_lab, pred_lab, classification):
         """The likely cause and fix when every labeled loss is 1 ("" if none is evident)."""
@@ -994,21 +1025,41 @@ class RiskControlledModelSelector(MetaEstimatorMixin, BaseEstimator):
         K = len(self.estimators)
         if K == 0:
             raise ValueError("`estimators` is empty: pass at least one candidate model.")
-        template = hasattr(self.tester, "get_params")
-        if self.delta is not None:
-            delta = float(self.delta)
-        elif template and "delta" in self.tester.get_params(deep=False):
-            delta = check_level(self.tester.get_params(deep=False)["delta"], "tester.delta")
-        else:
-            raise ValueError("A callable `tester` needs the family-wise level `delta`.")
+        delta = self._family_delta()
         costs = self._costs(K)
         order = self._order(K, costs)
         level = delta if self.procedure == "fst" else delta / K
         X = indexable_rows(X)
+        testers, pvalues = self._run_tests(X, y, order, level)
+        certified = self._certify(testers, pvalues, order, delta)
+        self.testers_ = testers
+        self.pvalues_ = pvalues
+        self.tested_ = ~np.isnan(pvalues)
+        self.certified_ = certified
+        self.order_ = order
+        self.costs_ = costs
+        self.delta_ = delta
+        self.test_level_ = level
+        _warn_degenerate(testers)
+        self._select(X, certified, costs, order)
+        return self
 
+    def _family_delta(self):
+        """The family-wise level: ``delta``, else the template tester's ``delta``."""
+        if self.delta is not None:
+            return float(self.delta)
+        if hasattr(self.tester, "get_params") and "delta" in self.tester.get_params(deep=False):
+            return check_level(self.tester.get_params(deep=False)["delta"], "tester.delta")
+        raise ValueError("A callable `tester` needs the family-wise level `delta`.")
+
+    def _run_tests(self, X, y, order, level):
+        """Each candidate's (fitted tester or None, p-value) at ``level``, in ``order`` (FST:
+        until the first failure; untested ones keep ``None`` and NaN)."""
+        K = len(self.estimators)
         tester = self.tester
-        if template and isinstance(tester.get_params(deep=False).get("random_state"),
-                                    (np.random.RandomState, np.random.Generator)):
+        if hasattr(tester, "get_params") and isinstance(
+                tester.get_params(deep=False).get("random_state"),
+                (np.random.RandomState, np.random.Generator)):
             # One int seed drawn here: every candidate sees the same stream whatever n_jobs.
             params = tester.get_params(deep=False)
             rng = check_random_state(params["random_state"])
@@ -1030,45 +1081,46 @@ class RiskControlledModelSelector(MetaEstimatorMixin, BaseEstimator):
             shared = (tester, level, X, y, _shared_judge_labels(tester, X))
             run_units(_run_tester, [(self.estimators[k],) for k in order], shared,
                       n_jobs=self.n_jobs, each=record, may_stop=self.procedure == "fst")
+        return testers, pvalues
+
+    def _certify(self, testers, pvalues, order, delta):
+        """Certified candidates by the multiple-testing procedure; with FST, candidates past
+        the first failure (a parallel batch may have run them) are dropped from ``testers``
+        and ``pvalues``."""
+        K = len(testers)
+        if self.procedure != "fst":
+            return bonferroni(pvalues, delta)
+        in_order = fixed_sequence(np.nan_to_num(pvalues[order], nan=1.0), delta)
+        first_fail = int(np.argmin(in_order)) if not in_order.all() else K
+        for k in order[first_fail + 1 :]:
+            testers[k], pvalues[k] = None, np.nan
         certified = np.zeros(K, dtype=bool)
-        if self.procedure == "fst":
-            in_order = fixed_sequence(np.nan_to_num(pvalues[order], nan=1.0), delta)
-            first_fail = int(np.argmin(in_order)) if not in_order.all() else K
-            for k in order[first_fail + 1 :]:  # beyond FST's stop (a batch may have run them)
-                testers[k], pvalues[k] = None, np.nan
-            certified[order] = in_order
-        else:
-            certified = bonferroni(pvalues, delta)
-        self.testers_ = testers
-        self.pvalues_ = pvalues
-        self.tested_ = ~np.isnan(pvalues)
-        self.certified_ = certified
-        self.order_ = order
-        self.costs_ = costs
-        self.delta_ = delta
-        self.test_level_ = level
-        _warn_degenerate(testers)
-        if certified.any():
-            idx = np.flatnonzero(certified)
-            if costs is None:
-                rank = np.empty(K, dtype=int)
-                rank[order] = np.arange(K)
-                k = int(idx[np.argmax(rank[idx])])
-            else:
-                k = int(idx[np.argmin(costs[idx])])
-            self.selected_index_ = k
-            fitted = testers[k]
-            self.selected_estimator_ = (
-                fitted.estimator_ if fitted is not None and hasattr(fitted, "estimator_")
-                else self.estimators[k]
-            )
-            copy_feature_info(self, self.selected_estimator_, X)
-        else:
+        certified[order] = in_order
+        return certified
+
+    def _select(self, X, certified, costs, order):
+        """Set ``selected_index_`` and ``selected_estimator_``: the cheapest certified candidate
+        (the last certified in ``order`` without costs), or None with a warning."""
+        if not certified.any():
             self.selected_index_ = None
             self.selected_estimator_ = None
             copy_feature_info(self, self.estimators[order[0]], X)
             warn(self._nothing_reason(order))
-        return self
+            return
+        idx = np.flatnonzero(certified)
+        if costs is None:
+            rank = np.empty(len(certified), dtype=int)
+            rank[order] = np.arange(len(certified))
+            k = int(idx[np.argmax(rank[idx])])
+        else:
+            k = int(idx[np.argmin(costs[idx])])
+        self.selected_index_ = k
+        fitted = self.testers_[k]
+        self.selected_estimator_ = (
+            fitted.estimator_ if fitted is not None and hasattr(fitted, "estimator_")
+            else self.estimators[k]
+        )
+        copy_feature_info(self, self.selected_estimator_, X)
 
     def _nothing_reason(self, order):
         p = self.pvalues_
