@@ -1,4 +1,5 @@
-"""Command line: ``python -m sklearn_riskcontrol {demo, ...}``."""
+"""Command line: ``python -m sklearn_riskcontrol {demo, ...}`` (the parser and the subcommands
+are in :mod:`sklearn_riskcontrol.cli`)."""
 
 from .cli import main
 

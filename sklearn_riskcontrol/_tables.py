@@ -1,22 +1,21 @@
-"""Reading and validating the CSV tables of the command line, with messages a person can act on.
+"""Reading and validating CSV tables, with messages a person can act on.
 
-Every subcommand reads its CSV files through :func:`read_table`, so that every error names the
-file, the column and the row, in one convention: **row k** is the k-th data row counted from 1,
-which is **line k + 1 of the file** when the file has a header line (line k without one). Cells
-are read as text, so a non-numeric cell is reported with its text (not as NaN), duplicate column
-names are seen in the raw header (pandas would silently rename them ``name.1``) and tables are
-written back exactly as they were read.
+The command line (through :mod:`sklearn_riskcontrol.cli._io`) and the long-table reader
+:func:`sklearn_riskcontrol.tables.read_long_table` read every CSV file through
+:func:`read_table`, so that every error names the file, the column and the row, in one
+convention: **row k** is the k-th data row counted from 1, which is **line k + 1 of the file**
+when the file has a header line (line k without one). Cells are read as text, so a non-numeric
+cell is reported with its text (not as NaN), duplicate column names are seen in the raw header
+(pandas would silently rename them ``name.1``) and tables are written back exactly as they were
+read.
 """
 
-import contextlib
 import csv
 import os
-import sys
-import warnings
 
 import numpy as np
 
-__all__ = ["Table", "read_table", "check_unique", "all_numbers", "one_line_warnings"]
+__all__ = ["Table", "read_table", "check_unique", "all_numbers"]
 
 
 def _quoted(names, limit=12):
@@ -267,27 +266,3 @@ def check_unique(table, names, what):
             f"{table.path}: the {what} {names[j]!r} appears twice, in {table.row(i)} "
             f"and {table.row(j)}; {what}s must be unique."
         )
-
-
-def _print_warning(message, category, filename, lineno, file=None, line=None):
-    print(f"warning: {' '.join(str(message).split())}", file=sys.stderr)
-
-
-@contextlib.contextmanager
-def one_line_warnings():
-    """Show warnings as single ``warning: ...`` lines on standard error (no source context).
-
-    Each distinct warning is shown once; NumPy's ``RuntimeWarning`` noise is hidden.
-
-    Examples
-    --------
-    >>> import contextlib, sys, warnings
-    >>> with contextlib.redirect_stderr(sys.stdout), one_line_warnings():
-    ...     warnings.warn("nothing certified:\\n  raise alpha")
-    warning: nothing certified: raise alpha
-    """
-    with warnings.catch_warnings():
-        warnings.simplefilter("default")
-        warnings.simplefilter("ignore", RuntimeWarning)
-        warnings.showwarning = _print_warning
-        yield

@@ -10,12 +10,12 @@ where a cell is missing) with the model and example ids, which
 ``fit`` accept directly (see :doc:`/running_evaluations`).
 
 This module sits on top of the array layer, as the command line does: it reads files, and the
-command line's ``best-model`` and ``autoeval select`` read long tables through it. CSV files are
-read by the command line's own reader (``_tables.read_table``), so a bad cell is reported the
-same way everywhere: file, column and row counted from 1 (with the line of the file).
+command line's ``best-model`` and ``autoeval select`` read long tables through it (via
+``cli/_io.py``, which also detects them). CSV files are read by the reader of the command
+line's wide tables (``_tables.read_table``), so a bad cell is reported the same way everywhere:
+file, column and row counted from 1 (with the line of the file).
 """
 
-import csv
 import json
 import os
 import re
@@ -680,32 +680,3 @@ def read_harness_samples(paths_or_dir, *, metric, model_from="directory", exampl
     src = _Source(name, arrays, len(where_line), row, where, hint)
     return _long(src, names["model"], names["example"], names["score"],
                  names.get("judge_score"), names.get("cost"), duplicates)
-
-
-def _is_long_header(path, model, example, score):
-    """Whether ``path`` reads as a long table: a JSON Lines or Parquet file, or a CSV file
-    whose header line has the three long columns (the command line's detection)."""
-    if _FORMATS.get(os.path.splitext(str(path))[1].lower()) in ("jsonl", "parquet"):
-        return True
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as f:
-            header = [cell.strip() for cell in next(csv.reader(f), [])]
-    except (OSError, UnicodeDecodeError, csv.Error):
-        return False  # the reader reports the problem
-    return {model, example, score} <= set(header)
-
-
-def _add_long_options(parser, what, value_column):
-    """The command line's options of long tables (``--long`` and the column names)."""
-    import argparse
-
-    parser.add_argument(
-        "--long", action=argparse.BooleanOptionalAction, default=None,
-        help=f"long tables, one row per {what} and example (default: yes for .jsonl and "
-             f".parquet files and for a CSV whose header has the {what}, example and "
-             f"{value_column} columns)")
-    parser.add_argument("--model-column", default="model",
-                        help=f"long tables: column of the {what} ids (default: model)")
-    parser.add_argument("--example-column", default="example",
-                        help="long tables: column of the example ids (default: example)")
-    return parser

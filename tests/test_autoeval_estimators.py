@@ -550,7 +550,7 @@ def cli(argv):
     """Parse with a stand-alone parser holding only the autoeval command, then run it."""
     import argparse
 
-    from sklearn_riskcontrol._cli_autoeval import add_parser, run
+    from sklearn_riskcontrol.cli.autoeval import add_parser, run
 
     parser = argparse.ArgumentParser()
     add_parser(parser.add_subparsers(dest="command", required=True))
@@ -695,7 +695,7 @@ def test_duck_typed_model_and_judge(toy):
 
 
 def test_demo_section_runs(capsys):
-    from sklearn_riskcontrol._demo_autoeval import autoeval_section
+    from sklearn_riskcontrol.demo.autoeval import autoeval_section
 
     autoeval_section(seed=0, quick=True)
     out = capsys.readouterr().out

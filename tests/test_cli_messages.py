@@ -2,6 +2,7 @@
 (row k = line k + 1 of the file, counting the header), is one ``error:`` line with exit status 2,
 and every printed summary says what is a realization and what the guarantee is about."""
 
+import ast
 import inspect
 import re
 import subprocess
@@ -11,8 +12,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sklearn_riskcontrol import _cli_autoeval, _cli_bandits, cli
+from sklearn_riskcontrol import cli
 from sklearn_riskcontrol.cli import main
+
+# One module per subcommand, each with add_parser(subparsers) and run(args).
+SUBCOMMANDS = (cli.score, cli.sps, cli.autoeval, cli.best_model)
 
 NUMPY_REPR = re.compile(r"np\.[a-z_]+[0-9]*\(")
 
@@ -128,9 +132,16 @@ def test_row_convention_without_header_and_with_blank_lines(tmp_path, capsys):
 
 
 def test_tables_are_read_in_one_place():
-    for module in (cli, _cli_autoeval, _cli_bandits):
+    for module in (cli, *SUBCOMMANDS, cli._io):
         source = inspect.getsource(module)
         assert "read_csv" not in source and "to_numeric" not in source, module.__name__
+    # Only cli/_io.py reaches the table readers; the parser and the subcommands go through it.
+    for module in (cli, *SUBCOMMANDS):
+        for node in ast.walk(ast.parse(inspect.getsource(module))):
+            if isinstance(node, ast.ImportFrom):
+                assert node.module not in ("_tables", "tables"), module.__name__
+    for module in SUBCOMMANDS:
+        assert callable(module.add_parser) and callable(module.run) and module.__doc__
 
 
 # ------------------------------------------------------------------- warnings: one clean line
@@ -141,7 +152,7 @@ def test_warnings_are_one_line(monkeypatch, capsys):
         for _ in range(2):  # the same warning is shown once
             warnings.warn("first line\n   second line", UserWarning)
 
-    monkeypatch.setattr(cli, "_run_score", warn_twice)
+    monkeypatch.setattr(cli.score, "run", warn_twice)
     code, _, err = _run(["score", "--calibration", "a", "--test", "b", "--alpha", "0.1"], capsys)
     assert code == 0 and err == "warning: first line second line\n"
 

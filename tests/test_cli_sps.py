@@ -217,9 +217,9 @@ def test_module_entry_point_runs_sps(stream):
 
 
 def test_demo_sps_section_quick(capsys):
-    from sklearn_riskcontrol.demo import _sps_section
+    from sklearn_riskcontrol.demo.sps import sps_section
 
-    _sps_section(seed=0, quick=True)
+    sps_section(seed=0, quick=True)
     out = capsys.readouterr().out
     lines = out.splitlines()
     sps_row = next(line for line in lines if line.strip().startswith("SPS "))

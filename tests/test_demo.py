@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from sklearn_riskcontrol import RiskControlWarning
-from sklearn_riskcontrol._demo_bandits import bandits_section
 from sklearn_riskcontrol.bandits import PULSE, make_score_matrix
 from sklearn_riskcontrol.demo import run_demo
+from sklearn_riskcontrol.demo.bandits import bandits_section
 
 
 def test_bandits_section_reports_pulse_and_ucbe(capsys):

@@ -32,7 +32,7 @@ ALLOWED = {
         "displays ten predictions, not a split",
     ("examples/plot_autoeval_judge.py", "y_semi[n_labeled:] = -1"):
         "the rows were just put in random order by rng.permutation",
-    ("sklearn_riskcontrol/_demo_autoeval.py", "y_semi[n_labeled:] = -1"):
+    ("sklearn_riskcontrol/demo/autoeval.py", "y_semi[n_labeled:] = -1"):
         "y_eval comes from train_test_split, so its rows are in random order",
     ("sklearn_riskcontrol/bandits/_selector.py", "sel.predict(X_pool[:3]).shape"):
         "displays the shape of three predictions, not a split",
@@ -69,10 +69,9 @@ def _scanned():
     for path in sorted((ROOT / "doc").rglob("*.rst")):
         if "_build" not in path.parts:
             yield from ((path, n, line) for n, line in _rest_code(path.read_text()))
-    modules = sorted((ROOT / "examples").glob("*.py")) + [
-        ROOT / "sklearn_riskcontrol" / name
-        for name in ("demo.py", "_demo_autoeval.py", "_demo_bandits.py")
-    ]
+    modules = sorted((ROOT / "examples").glob("*.py")) + sorted(
+        (ROOT / "sklearn_riskcontrol" / "demo").glob("*.py")  # the demo: one module per method
+    )
     for path in modules:
         yield from ((path, n, line) for n, line in enumerate(path.read_text().splitlines(), 1))
     for path in sorted((ROOT / "sklearn_riskcontrol").rglob("*.py")):  # doctests

@@ -1,48 +1,24 @@
-"""Command-line interface (``python -m sklearn_riskcontrol --help``).
+"""``python -m sklearn_riskcontrol sps``: online prediction-set thresholds from a CSV stream.
 
-Subcommands work on CSV tables so that users with precomputed losses and scores (for example
-from LLM evaluations) need no Python code. Bad input gives a one-line error and exit status 2.
+Replays a CSV with one row per round, in stream order, honestly (semi-bandit feedback: the true
+label's score is seen only when it is in the published set) with SPS or one of the paper's
+baselines, and writes the table with the columns ``threshold`` and ``covered`` (and
+``set_size`` in candidate-score mode); a summary on standard error states the guarantee.
 """
 
-import argparse
 import sys
 
 import numpy as np
 
-from . import _cli_autoeval, _cli_bandits
-from ._tables import one_line_warnings
-from .online._learners import ANYTIME_DEFAULT_DELTA, STRATEGIES
+from ..online._learners import ANYTIME_DEFAULT_DELTA, STRATEGIES
+from ._io import read_table, write_csv
+
+__all__ = ["add_parser", "run"]
 
 
-def _add_score_parser(sub):
-    p = sub.add_parser(
-        "score",
-        help="SCoRE deploy decisions from CSV tables of calibration risks/scores and test scores",
-        description=(
-            "Selective deployment with SCoRE. Reads a calibration CSV (one row per labeled point: "
-            "its risk in [0, 1] and its score, smaller = safer) and a test CSV (one row per test "
-            "point: its score), and writes the test table with a `deploy` column (and `evalue`)."
-        ),
-    )
-    p.add_argument("--calibration", required=True, help="CSV with the calibration rows")
-    p.add_argument("--test", required=True, help="CSV with the test rows")
-    p.add_argument("--alpha", type=float, required=True, help="target risk level in (0, 1)")
-    p.add_argument(
-        "--target", choices=["mdr", "sdr"], default="sdr",
-        help="mdr: E[risk * deploy] <= alpha per point; sdr: risk among deployed <= alpha (default)",
-    )
-    p.add_argument("--boosting", choices=["none", "hete", "homo"], default="homo",
-                   help="e-value boosting for SDR (default: homo, as SCoRESDR)")
-    p.add_argument("--risk-column", default="risk", help="calibration risk column (default: risk)")
-    p.add_argument("--score-column", default="score", help="score column in both files (default: score)")
-    p.add_argument("--weight-column", default=None,
-                   help="covariate-shift density ratio column in both files (optional)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the boosting draws (default: 0)")
-    p.add_argument("--output", default="-", help="output CSV path (default: standard output)")
-
-
-def _add_sps_parser(sub):
-    p = sub.add_parser(
+def add_parser(subparsers):
+    """Register the ``sps`` command on ``subparsers``."""
+    p = subparsers.add_parser(
         "sps",
         help="online prediction-set thresholds (SPS and baselines) from a CSV stream of scores",
         description=(
@@ -83,67 +59,7 @@ def _add_sps_parser(sub):
                    help="exploration rounds of etc / conservative_etc "
                         "(default: ceil(horizon ** (2/3)))")
     p.add_argument("--output", default="-", help="output CSV path (default: standard output)")
-
-
-def _build_parser():
-    parser = argparse.ArgumentParser(
-        prog="python -m sklearn_riskcontrol",
-        description="Finite-sample risk control for evaluating, selecting and deploying models.",
-    )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    demo = sub.add_parser(
-        "demo", help="run every method on bundled real data and print what was certified/deployed"
-    )
-    demo.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
-    demo.add_argument("--quick", action="store_true", help="smaller data, for smoke tests")
-    _add_score_parser(sub)
-    _add_sps_parser(sub)
-    _cli_autoeval.add_parser(sub)
-    _cli_bandits.add_parser(sub)
-    return parser
-
-
-_GUARANTEE = {
-    "mdr": "for every test row, E[risk x deploy] <= {a}",
-    "sdr": "E[sum of the deployed rows' risks / max(1, number deployed)] <= {a}",
-}
-
-
-def _run_score(args):
-    from ._tables import read_table
-    from ._validation import check_level
-    from .evalues import boost_evalues, ebh, mdr_decisions, mdr_evalues, sdr_evalues
-
-    check_level(args.alpha, "alpha")
-    cal = read_table(args.calibration, rows="calibration point")
-    test = read_table(args.test, rows="test point")
-    L = cal.numbers(args.risk_column, what="risks", low=0, high=1)
-    S = cal.numbers(args.score_column, what="scores")
-    T = test.numbers(args.score_column, what="scores")
-    w = v = None
-    if args.weight_column:
-        what = "covariate-shift weights (density ratios)"
-        w = cal.numbers(args.weight_column, what=what, positive=True)
-        v = test.numbers(args.weight_column, what=what, positive=True)
-    if args.target == "mdr":
-        evalues = mdr_evalues(L, S, T, args.alpha, w, v)
-        deploy = mdr_decisions(L, S, T, args.alpha, None, w, v)
-    else:
-        evalues = sdr_evalues(L, S, T, args.alpha, w, v)
-        boosting = None if args.boosting == "none" else args.boosting
-        deploy = ebh(boost_evalues(evalues, boosting, random_state=args.seed), args.alpha)
-    out = test.frame().assign(evalue=evalues, deploy=deploy)
-    out.to_csv(sys.stdout if args.output == "-" else args.output, index=False)
-    draws = ("exchangeable calibration and test rows" if w is None else
-             "calibration and test rows exchangeable after reweighting by --weight-column")
-    print(
-        f"deployed on {int(deploy.sum())} of {len(deploy)} test rows (a realization for these "
-        f"files)\nguarantee ({args.target.upper()} <= {args.alpha:g}): "
-        f"{_GUARANTEE[args.target].format(a=f'{args.alpha:g}')}, in expectation over the "
-        f"calibration and test draws ({draws}); it does not bound the realized risk of this "
-        "one file's deployed rows",
-        file=sys.stderr,
-    )
+    return p
 
 
 def _label_key(text):
@@ -181,10 +97,10 @@ def _candidate_scores(table, args):
     return S, true_scores
 
 
-def _run_sps(args):
-    from ._tables import read_table
-    from ._validation import check_level
-    from .online import make_learner, simulate_thresholds
+def run(args):
+    """Run ``sps`` on parsed arguments (bad input raises ``ValueError``/``OSError``)."""
+    from .._validation import check_level
+    from ..online import make_learner, simulate_thresholds
 
     check_level(args.alpha, "alpha")
     table = read_table(args.input, rows="round")
@@ -223,7 +139,7 @@ def _run_sps(args):
                 "columns and are misses whatever the set, so the realized coverage of these "
                 f"rounds cannot reach {1 - args.alpha:g}"
             )
-    out.to_csv(sys.stdout if args.output == "-" else args.output, index=False)
+    write_csv(out, args.output)
     if args.strategy == "sps":
         if args.delta is not None:
             delta = args.delta
@@ -241,30 +157,3 @@ def _run_sps(args):
             "per-round coverage guarantee"
         )
     print("\n".join(lines), file=sys.stderr)
-
-
-def main(argv=None):
-    """Entry point; returns the exit status."""
-    parser = _build_parser()
-    args = parser.parse_args(argv)
-    try:
-        with one_line_warnings():
-            if args.command == "demo":
-                from .demo import run_demo
-
-                run_demo(seed=args.seed, quick=args.quick)
-            elif args.command == "score":
-                _run_score(args)
-            elif args.command == "sps":
-                _run_sps(args)
-            elif args.command == "autoeval":
-                _cli_autoeval.run(args)
-            elif args.command == "best-model":
-                _cli_bandits.run(args)
-    except (ValueError, TypeError, OSError, ImportError) as exc:
-        if isinstance(exc, ImportError) and exc.name != "pyarrow":  # a Parquet input only
-            raise
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        print(f"error: {message}", file=sys.stderr)
-        return 2
-    return 0

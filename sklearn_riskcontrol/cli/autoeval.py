@@ -23,14 +23,24 @@ select
     ``--judge-labeled`` and ``--unlabeled`` hold ``--judge-column``. Candidates are tested in
     the order of their first row in ``--labeled``; rows of the other files are matched by
     candidate and example id.
+
+Every table is read (and every bad cell reported) by :mod:`sklearn_riskcontrol.cli._io`.
 """
 
 import sys
 
 import numpy as np
 
-from ._tables import one_line_warnings
-from .tables import _add_long_options
+from ._io import (
+    add_long_options,
+    is_long,
+    long_losses,
+    losses,
+    one_line_warnings,
+    read_table,
+    wide_losses,
+    write_csv,
+)
 
 __all__ = ["add_parser", "run"]
 
@@ -86,7 +96,7 @@ def add_parser(subparsers):
                    help="comma-separated costs, one per candidate column (e.g. model sizes); "
                         "default: the last certified candidate in column order")
     s.add_argument("--n-jobs", type=int, default=None, help="candidates tested in parallel")
-    _add_long_options(s, "candidate", "loss")
+    add_long_options(s, "candidate", "loss")
     s.add_argument("--loss-column", default="loss",
                    help="long tables: true-label losses in --labeled (default: loss)")
     s.add_argument("--judge-column", default="judge_loss",
@@ -111,81 +121,8 @@ def _common(p):
     p.add_argument("--output", default="-", help="output CSV path (default: standard output)")
 
 
-# --------------------------------------------------------------------------------------------
-def _losses(table, columns):
-    """Losses in [0, 1] of one column (1-d) or of candidate columns (rows x candidates)."""
-    return table.numbers(columns, what="losses", low=0, high=1)
-
-
-def _table(path, columns=None):
-    """Wide loss table as (candidates, examples) plus the column names."""
-    from ._tables import read_table
-
-    table = read_table(path, rows="example")
-    if columns is not None and table.columns != columns:
-        raise ValueError(
-            f"{path} must have the same candidate columns as --labeled, in the same order "
-            f"({columns}); got {table.columns}."
-        )
-    return _losses(table, table.columns).T, table.columns
-
-
-def _is_long(args):
-    from .tables import _is_long_header
-
-    if args.long is not None:
-        return args.long
-    return _is_long_header(args.labeled, args.model_column, args.example_column,
-                           args.loss_column)
-
-
-def _positions(have, want, path, what):
-    """Positions in ``have`` of the ids ``want`` (the same ids, any order)."""
-    index = {h: k for k, h in enumerate(have)}
-    absent = [w for w in want if w not in index]
-    if absent:
-        raise ValueError(f"{path} has no row for the {what} {absent[0]!r} of --labeled "
-                         f"({len(absent)} {what}s missing); every file holds the same {what}s.")
-    if len(have) > len(want):
-        extra = next(h for h in have if h not in set(want))
-        raise ValueError(f"{path} has the {what} {extra!r}, which --labeled does not have.")
-    return np.array([index[w] for w in want])
-
-
-def _long_losses(args, path, column, names=None, examples=None, judge=None):
-    """Candidates x examples losses of a long table (complete), ids matched to --labeled."""
-    from .tables import _long, _open_source
-
-    src = _open_source(path, None)
-    if judge is not None and judge not in src.columns:
-        judge = None
-    t = _long(src, args.model_column, args.example_column, column, judge, None, "error",
-              low=0, high=1)
-    models = [str(m) for m in t.model_ids]
-    ids = [str(e) for e in t.example_ids]
-    rows = np.arange(len(models)) if names is None else _positions(models, names, path,
-                                                                    "candidate")
-    cols = np.arange(len(ids)) if examples is None else _positions(ids, examples, path,
-                                                                   "example")
-    out = []
-    for M, col in ((t.scores, column), (t.judge_scores, judge)):
-        if M is None:
-            out.append(None)
-            continue
-        M = M[np.ix_(rows, cols)]
-        if np.isnan(M).any():
-            i, j = (int(k) for k in np.argwhere(np.isnan(M))[0])
-            raise ValueError(
-                f"{path}: no {col!r} value for candidate {models[rows[i]]!r} on example "
-                f"{ids[cols[j]]!r}; every candidate needs a loss on every example of a file."
-            )
-        out.append(M)
-    return out[0], out[1], (models if names is None else names), \
-        (ids if examples is None else examples)
-
-
 def _select_long(args):
-    H, G, names, examples = _long_losses(
+    H, G, names, examples = long_losses(
         args, args.labeled, args.loss_column,
         judge=args.judge_column if args.method != "eval" and args.judge_labeled is None else None,
     )
@@ -198,9 +135,9 @@ def _select_long(args):
                 "--method eval."
             )
         if G is None:
-            G = _long_losses(args, args.judge_labeled, args.judge_column, names, examples)[0]
+            G = long_losses(args, args.judge_labeled, args.judge_column, names, examples)[0]
         if args.unlabeled is not None:
-            U = _long_losses(args, args.unlabeled, args.judge_column, names)[0]
+            U = long_losses(args, args.unlabeled, args.judge_column, names)[0]
     return H, G, U, names
 
 
@@ -213,23 +150,18 @@ def _shuffled(rng, *arrays):
     return tuple(None if a is None else a[..., perm] for a in arrays)
 
 
-def _write(frame, output):
-    frame.to_csv(sys.stdout if output == "-" else output, index=False)
-
-
 def _run_certify(args, rng):
     import pandas as pd
 
-    from ._tables import read_table
-    from .evalues import rautoeval_confidence_interval, rautoeval_test
+    from ..evalues import rautoeval_confidence_interval, rautoeval_test
 
     lab = read_table(args.labeled, rows="labeled example")
-    h = _losses(lab, args.loss_column)
+    h = losses(lab, args.loss_column)
     g = u = None
     if args.method != "eval":
-        g = _losses(lab, args.judge_column)
+        g = losses(lab, args.judge_column)
         if args.unlabeled is not None:
-            u = _losses(read_table(args.unlabeled, rows="unlabeled example"), args.judge_column)
+            u = losses(read_table(args.unlabeled, rows="unlabeled example"), args.judge_column)
     h, g = _shuffled(rng, h, g)
     (u,) = _shuffled(rng, u)
     res = rautoeval_test(h, g, u, alpha=args.alpha, delta=args.delta, method=args.method,
@@ -249,7 +181,7 @@ def _run_certify(args, rng):
         ci = rautoeval_confidence_interval(h, g, u, delta=args.delta, method=res.method,
                                            n_rho=args.n_rho)
         row.update(ci_low=ci.low, ci_high=ci.high)
-    _write(pd.DataFrame([row]), args.output)
+    write_csv(pd.DataFrame([row]), args.output)
     print(_certify_summary(args, res, row), file=sys.stderr)
 
 
@@ -276,27 +208,27 @@ def _certify_summary(args, res, row):
 def _run_select(args, rng):
     import pandas as pd
 
-    from .evalues import rautoeval_select
+    from ..evalues import rautoeval_select
 
     G = U = None
-    if _is_long(args):
+    if is_long(args, args.labeled, args.loss_column):
         H, G, U, names = _select_long(args)
     else:
-        H, names = _table(args.labeled)
+        H, names = wide_losses(args.labeled)
     if args.method != "eval" and G is None:
         if args.judge_labeled is None:
             raise ValueError(
                 f"--method {args.method} needs --judge-labeled (judge losses on the labeled "
                 "examples); or use --method eval."
             )
-        G, _ = _table(args.judge_labeled, names)
+        G, _ = wide_losses(args.judge_labeled, names)
         if G.shape != H.shape:
             raise ValueError(
                 f"--judge-labeled has {G.shape[1]} rows but --labeled has {H.shape[1]}: both "
                 "hold the same labeled examples."
             )
         if args.unlabeled is not None:
-            U, _ = _table(args.unlabeled, names)
+            U, _ = wide_losses(args.unlabeled, names)
     cost = None
     if args.cost is not None:
         try:
@@ -320,7 +252,7 @@ def _run_select(args, rng):
     })
     if cost is not None:
         out["cost"] = cost
-    _write(out, args.output)
+    write_csv(out, args.output)
     a, d = f"{args.alpha:g}", f"{args.delta:g}"
     if sel.selected is None:
         print(f"nothing certified at alpha={a}, delta={d} ({args.procedure}): no candidate was "
@@ -342,7 +274,7 @@ def run(args):
     them into a one-line error and exit status 2); warnings (nothing certified, no unlabeled
     data) are printed to standard error as ``warning: ...`` lines.
     """
-    from ._validation import check_level
+    from .._validation import check_level
 
     check_level(args.alpha, "alpha")
     check_level(args.delta, "delta")

@@ -12,8 +12,8 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.model_selection import train_test_split
 from sklearn.tree import DecisionTreeClassifier
 
-from .autoeval import RAutoEvalPlus, RiskControlledModelSelector
-from .datasets import load_letter
+from ..autoeval import RAutoEvalPlus, RiskControlledModelSelector
+from ..datasets import load_letter
 
 __all__ = ["autoeval_section"]
 

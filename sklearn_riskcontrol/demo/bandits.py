@@ -8,10 +8,10 @@ scores on the same examples as side information), each scoring under 2% of the c
 
 import warnings
 
-from ._validation import RiskControlWarning
-from .bandits import PULSE, UCBE, make_score_matrix
-from .bandits._pulse import vacuous_intervals
-from .bandits.simulate import budget_to_reach
+from .._validation import RiskControlWarning
+from ..bandits import PULSE, UCBE, make_score_matrix
+from ..bandits._pulse import vacuous_intervals
+from ..bandits.simulate import budget_to_reach
 
 __all__ = ["bandits_section"]
 

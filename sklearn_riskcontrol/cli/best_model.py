@@ -5,7 +5,8 @@ correct; an empty cell = that model was not run on that example), or is a long t
 row per (model, example) pair (CSV, JSON Lines or Parquet; a missing row = not available),
 read by :func:`sklearn_riskcontrol.tables.read_long_table`. The chosen strategy reveals
 only the cells it pays for, up to ``--budget`` of them, and reports the model it identifies as
-best, with PULSE's simultaneous confidence intervals (vacuous ones flagged).
+best, with PULSE's simultaneous confidence intervals (vacuous ones flagged). Every table is
+read (and every bad cell reported) by :mod:`sklearn_riskcontrol.cli._io`.
 """
 
 import argparse
@@ -14,12 +15,17 @@ import warnings
 
 import numpy as np
 
-from .tables import _add_long_options
+from ._io import (
+    SCORE_HIGH,
+    SCORE_LOW,
+    add_long_options,
+    align_side,
+    is_long,
+    long_scores,
+    wide_scores,
+)
 
 __all__ = ["add_parser", "run"]
-
-# Score range of the tables; an interval covering all of it says nothing.
-_LOW, _HIGH = 0.0, 1.0
 
 _STRATEGIES = {
     "pulse": "PULSE",
@@ -82,7 +88,7 @@ def add_parser(subparsers):
     p.add_argument("--model-names", choices=["auto", "first-column", "none"], default="auto",
                    help="first-column: the first column names the models; auto (default): so "
                         "if it holds text or its header is empty; none: rows are numbered")
-    _add_long_options(p, "model", "score")
+    add_long_options(p, "model", "score")
     p.add_argument("--score-column", default="score",
                    help="long tables: column of the scores (default: score)")
     p.add_argument("--strategy", choices=list(_STRATEGIES), default="pulse",
@@ -124,68 +130,8 @@ def _parse_budget(text):
     return value
 
 
-def _read_table(path, header, model_names):
-    """Score matrix (NaN = not available), model names and example columns of a CSV table."""
-    from ._tables import all_numbers, check_unique, read_table
-
-    table = read_table(path, header=header, rows="model")
-    first = table.cells[:, 0]
-    if model_names == "auto":
-        unnamed = header and table.columns[0] == ""
-        model_names = "first-column" if unnamed or not all_numbers(first) else "none"
-    columns = table.columns
-    if model_names == "first-column":
-        names = list(first)
-        check_unique(table, names, "model name")
-        columns = columns[1:]
-        if not columns:
-            raise ValueError(f"{path} has model names but no example column.")
-    else:  # models are named by their data row, counted from 1 as in every message
-        names = [str(i + 1) for i in range(table.n_rows)]
-    labels = [f"model {n!r}" for n in names] if model_names == "first-column" else None
-    values = table.numbers(columns, what="scores", low=_LOW, high=_HIGH, allow_empty=True,
-                           hint="empty = not available", row_labels=labels)
-    return values, names, columns
-
-
-def _is_long(args, path):
-    """Whether ``path`` is read as a long table (``--long``, or detected)."""
-    from .tables import _is_long_header
-
-    if args.long is not None:
-        return args.long
-    return _is_long_header(path, args.model_column, args.example_column, args.score_column)
-
-
-def _read_long(args, path):
-    """Score matrix, model ids and example ids (as text) of a long table."""
-    from .tables import _long, _open_source
-
-    if args.model_names != "auto":
-        raise ValueError("--model-names applies to wide tables; a long table names the models "
-                         "in --model-column.")
-    if not args.header:
-        raise ValueError("a long table needs a header line naming its columns; drop "
-                         "--no-header, or pass --no-long for a wide table.")
-    t = _long(_open_source(path, None), args.model_column, args.example_column,
-              args.score_column, None, None, "error", low=_LOW, high=_HIGH)
-    return t.scores, [str(m) for m in t.model_ids], [str(e) for e in t.example_ids]
-
-
-def _align_side(side, side_examples, examples, path):
-    """Columns of a long side table put in the order of the main table's examples."""
-    where = {e: k for k, e in enumerate(side_examples)}
-    pos = np.array([where.get(e, -1) for e in examples])
-    if (pos < 0).all():
-        raise ValueError(f"--side-scores {path} shares no example id with --scores; the "
-                         "example columns must hold the same ids.")
-    out = np.full((side.shape[0], len(examples)), np.nan)
-    out[:, pos >= 0] = side[:, pos[pos >= 0]]
-    return out
-
-
 def _strategy(args, fractional):
-    from . import bandits
+    from .. import bandits
 
     est = getattr(bandits, _STRATEGIES[args.strategy])()
     params = est.get_params()
@@ -209,7 +155,7 @@ def _strategy(args, fractional):
 
 
 def _write_summary(est, names, path, available, delta, ci, stream, long=False):
-    from .bandits._pulse import vacuous_intervals
+    from ..bandits._pulse import vacuous_intervals
 
     best = int(est.best_index_)
     used, total = int(est.n_evaluations_), int(available.sum())
@@ -240,9 +186,10 @@ def _write_summary(est, names, path, available, delta, ci, stream, long=False):
                 fixes.append(f"lower --batch-size (now {est.batch_size})")
             fixes.append(f"raise --delta (now {delta:g})")
             lines.append(
-                f"note: {n_vacuous} of {len(names)} intervals are vacuous: they span at least 99% of "
-                f"the score range [{_LOW:g}, {_HIGH:g}], so the guarantee says nothing about those "
-                f"models; to tighten them, {', '.join(fixes[:-1])} or {fixes[-1]}"
+                f"note: {n_vacuous} of {len(names)} intervals are vacuous: they span at least "
+                f"99% of the score range [{SCORE_LOW:g}, {SCORE_HIGH:g}], so the guarantee says "
+                f"nothing about those models; to tighten them, {', '.join(fixes[:-1])} or "
+                f"{fixes[-1]}"
             )
     print("\n".join(lines), file=stream)
 
@@ -251,27 +198,27 @@ def run(args):
     """Run ``best-model`` on parsed arguments (bad input raises ``ValueError``/``OSError``)."""
     import pandas as pd
 
-    from ._validation import RiskControlWarning, check_level
-    from .bandits import MatrixOracle
-    from .bandits._pulse import vacuous_intervals
+    from .._validation import RiskControlWarning, check_level
+    from ..bandits import MatrixOracle
+    from ..bandits._pulse import vacuous_intervals
 
     if args.delta is not None and args.strategy != "pulse":
         raise ValueError("--delta sets PULSE's confidence intervals; use --strategy pulse.")
     delta = check_level(0.05 if args.delta is None else args.delta, "delta")
-    long = _is_long(args, args.scores)
+    long = is_long(args, args.scores, args.score_column)
     if long:
-        S, names, columns = _read_long(args, args.scores)
+        S, names, columns = long_scores(args, args.scores)
     else:
-        S, names, columns = _read_table(args.scores, args.header, args.model_names)
+        S, names, columns = wide_scores(args.scores, args.header, args.model_names)
     side = None
-    if args.side_scores is not None and _is_long(args, args.side_scores):
-        side, _, side_columns = _read_long(args, args.side_scores)
-        side = _align_side(side, side_columns, columns, args.side_scores)
+    if args.side_scores is not None and is_long(args, args.side_scores, args.score_column):
+        side, _, side_columns = long_scores(args, args.side_scores)
+        side = align_side(side, side_columns, columns, args.side_scores)
     elif args.side_scores is not None:
         if long:
             raise ValueError(f"--scores {args.scores} is a long table, so --side-scores must be "
                              "one too (with the same model, example and score columns).")
-        side, _, side_columns = _read_table(args.side_scores, args.header, args.model_names)
+        side, _, side_columns = wide_scores(args.side_scores, args.header, args.model_names)
         if side.shape[1] != S.shape[1] or (args.header and side_columns != columns):
             raise ValueError(
                 f"--side-scores must have the same example columns as --scores, in the same "
