@@ -475,11 +475,11 @@ class SCoREMDR(_DeploymentBase):
         Plug-in level of the e-value; defaults to ``alpha`` (optimal, paper Thm. 4.6).
     attainable : None, "binary" or array-like of floats in [0, 1], default=None
         Risk values the loss can take (paper Remark 4.1): the e-values take their infimum over
-        the positive ones only instead of over [0, 1], which makes them larger (with ``gamma <= alpha`` the decisions change only
-        when the largest value is below 1). ``"binary"``
-        for 0/1 risks (``"zero_one"``, ``"absolute"``, ``"threshold"``). ``fit`` checks that
-        every calibration risk is one of the values; the test risks must be too (a wrong set
-        voids the guarantee). See :ref:`score-variants`.
+        the positive ones only instead of over [0, 1], which makes them larger (with
+        ``gamma <= alpha`` the decisions change only when the largest value is below 1).
+        ``"binary"`` for 0/1 risks (``"zero_one"``, ``"absolute"``, ``"threshold"``). ``fit``
+        checks that every calibration risk is one of the values; the test risks must be too (a
+        wrong set voids the guarantee). See :ref:`score-variants`.
     label_score : None, "proba" or callable, default=None
         Label-dependent e-values (paper Remark 4.3, eq. 4.3), for classifiers: the e-value is
         the infimum over the candidate labels ``y`` in ``estimator.classes_`` whose risk
@@ -728,15 +728,21 @@ class SCoRESDR(_DeploymentBase):
     ----------__SHARED_PARAMS__
     gamma : float > 0, optional
         Plug-in level of the e-values; defaults to ``alpha``. Any ``gamma > 0`` is valid (paper
-        Thm. 5.1), ``gamma >= 1`` included; above ``alpha`` the power vanishes asymptotically
-        (Thm. 5.8), see :ref:`score-variants`.
+        Thm. 5.1), ``gamma >= 1`` included. Without boosting, the power above ``alpha``
+        vanishes asymptotically (Thm. 5.8); with ``gamma >= 1`` (and no covariate shift) every
+        e-value is ``(n + 1) / (l_max + sum_i L_i)`` (``l_max`` = 1, or the largest
+        ``attainable`` value), so the whole batch is deployed or none of it
+        (``boosting="homo"``: all of it with probability
+        ``min(1, alpha (n + 1) / (l_max + sum_i L_i))``). See :ref:`score-variants`.
     attainable : None, "binary" or array-like of floats in [0, 1], default=None
         Risk values the loss can take (paper Remark 4.1): the e-values take their infimum over
-        the positive ones only instead of over [0, 1], which makes them larger; ``"binary"`` with ``gamma = alpha`` and no boosting
-        is conformal selection with BH (paper Cor. 5.4). ``"binary"``
-        for 0/1 risks (``"zero_one"``, ``"absolute"``, ``"threshold"``). ``fit`` checks that
-        every calibration risk is one of the values; the test risks must be too (a wrong set
-        voids the guarantee). See :ref:`score-variants`.
+        the positive ones only instead of over [0, 1], which makes them larger. ``"binary"``
+        with ``gamma = alpha`` and no covariate shift is conformal selection with BH (paper
+        Cor. 5.4), and boosting then changes no decision (e-BH already deploys every point
+        with a non-zero e-value). ``"binary"`` for 0/1 risks (``"zero_one"``, ``"absolute"``,
+        ``"threshold"``).
+        ``fit`` checks that every calibration risk is one of the values; the test risks must be
+        too (a wrong set voids the guarantee). See :ref:`score-variants`.
     boosting : {None, "hete", "homo"}, default="homo"
         Divide the e-values by uniforms before e-BH (paper 5.2): ``"homo"`` by one shared
         ``U ~ Unif(0, 1)`` per batch, ``"hete"`` by one ``U_j`` per test point. Both keep SDR

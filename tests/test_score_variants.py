@@ -157,13 +157,16 @@ def test_attainable_binary_mdr_decisions_equal_default_at_gamma_alpha():
 
 
 def test_corollary_5_4_binary_sdr_is_conformal_selection_with_bh():
-    """Cor. 5.4 (ii): with gamma = alpha, e-BH on E(1) = BH on the conformal p-values, exactly."""
+    """Cor. 5.4 (ii): with gamma = alpha, e-BH on E(1) = BH on the conformal p-values, exactly;
+    it deploys every point with a non-zero e-value, so boosting (either kind) changes nothing."""
     for inst in instances("binary", seed=5, count=120):
         alpha = inst.exact["gamma"]
         cs = bh_bruteforce(conformal_pvalues(inst.exact["L"], inst.exact["S"], inst.exact["T"]),
                            alpha)
         e = sdr_evalues(inst.L, inst.S, inst.T, inst.gamma, attainable="binary")
         assert ebh(e, inst.gamma).tolist() == cs, inst
+        # e-BH already deploys every point with a non-zero e-value: boosting cannot add any
+        assert ebh(e, inst.gamma).tolist() == (e > 0).tolist(), inst
     rng = np.random.default_rng(8)
     for _ in range(200):  # larger random float instances
         n, m = int(rng.integers(20, 300)), int(rng.integers(5, 80))
@@ -175,6 +178,9 @@ def test_corollary_5_4_binary_sdr_is_conformal_selection_with_bh():
         p = (1 + ((L[None, :] == 1) & (S[None, :] <= T[:, None])).sum(axis=1)) / (n + 1)
         e = sdr_evalues(L, S, T, alpha, attainable="binary")
         np.testing.assert_array_equal(ebh(e, alpha), bh(p, alpha))
+        np.testing.assert_array_equal(ebh(e, alpha), e > 0)
+        for method in ("homo", "hete"):
+            np.testing.assert_array_equal(ebh(boost_evalues(e, method, rng), alpha), e > 0)
 
 
 CUSTOM_SETS = ([0, Fraction(1, 4), Fraction(1, 2)], [0, Fraction(3, 10), Fraction(7, 10)],
@@ -284,7 +290,12 @@ def test_sdr_gamma_at_least_one_is_all_or_nothing(family):
             expected = [(sum(ws) + v_j) / (v_j * l_max + sum(a * b for a, b in zip(ws, L)))
                         for v_j in vs]
             Lf = [float(x) for x in L]
-            for gamma in (1.0, 1.5, 7.0):
+            # the same for every gamma at least the plug-in risk of deploying everything
+            top = max((v_j * l_max + sum(a * b for a, b in zip(ws, L))) / (sum(ws) + v_j)
+                      for v_j in vs)
+            for gamma in (1.0, 1.5, 7.0, float(top) * (1 + 1e-9)):
+                if gamma <= 0:
+                    continue
                 got = sdr_evalues(Lf, inst.S, inst.T, gamma, inst.w, inst.v, attainable=att)
                 assert_same_evalues(got, expected, inst)
                 if v is None or len(set(v)) == 1:
@@ -452,6 +463,14 @@ def test_estimators_call_the_array_functions(digits):
     sdr = SCoRESDR(model, alpha=0.05, attainable="binary", boosting=None).fit(X_cal, y_cal)
     p = (1 + ((L[None, :] == 1) & (S[None, :] <= T[:, None])).sum(axis=1)) / (len(L) + 1)
     np.testing.assert_array_equal(sdr.decide(X_test), bh(p, 0.05))
+    # at alpha = 0.01 conformal selection deploys 463 of 500 and boosting changes no decision
+    expected = bh(p, 0.01)
+    assert 0 < expected.sum() < len(expected)
+    for boosting in (None, "homo", "hete"):
+        boosted = SCoRESDR(model, alpha=0.01, attainable="binary", boosting=boosting,
+                           random_state=0).fit(X_cal, y_cal)
+        for _ in range(3):
+            np.testing.assert_array_equal(boosted.decide(X_test), expected)
 
 
 def test_estimator_label_score_cost_risk_and_shift_weights(digits):

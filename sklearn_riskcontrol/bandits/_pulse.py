@@ -612,7 +612,7 @@ class PULSE(_CertifyMixin, _LowRankBandit):
           ``S_j - lambda S_hat_j``, whose mean over the remaining pool is an affine function of
           the model's mean given the past (PULSE's Lemma 1 for one draw); bets adapt to the
           residuals' empirical variance, so good predictions narrow the interval. Typically
-          about 1.9x narrower for the best models at the spec size (see the user guide's
+          more than 2x narrower for the best models at the spec size (see the user guide's
           section on anytime-valid intervals). Not centred on the PULSE estimate. The default.
         - ``method="subgaussian"``: the construction of earlier versions (kept bit for bit),
           centred on the unclipped PULSE estimate (the average of the one-step estimates),

@@ -629,9 +629,11 @@ def sdr_evalues(cal_risks, cal_scores, test_scores, gamma, cal_weights=None, tes
         Test scores ``T_j`` of the whole test batch.
     gamma : float > 0
         Level of the plug-in SDR threshold (use ``gamma = alpha``). Any ``gamma > 0`` gives
-        valid e-values (paper Thm. 5.1), ``gamma >= 1`` included; a ``gamma`` above ``alpha``
-        has asymptotically zero power (Thm. 5.8), and ``gamma >= 1`` makes every non-zero
-        e-value about ``1 / (mean risk of the calibration points below the threshold)``.
+        valid e-values (paper Thm. 5.1), ``gamma >= 1`` included; with e-BH (no boosting) a
+        ``gamma`` above ``alpha`` has asymptotically zero power (Thm. 5.8). Every
+        ``gamma >= 1`` gives the same e-values, ``E_j = (W + v_j) / (v_j l_max + sum_i w_i
+        L_i)`` (``l_max`` = 1, or the largest ``attainable`` value): without covariate shift
+        all are equal and e-BH deploys the whole batch or nothing (see :ref:`score-variants`).
     cal_weights, test_weights : array-like, optional
         Covariate-shift density ratios of calibration and test points.
     attainable : None, "binary" or array-like of floats in [0, 1], default=None
