@@ -51,6 +51,12 @@ from ._wrapping import (
     n_rows,
     tags_or_none,
 )
+from ._labels import (
+    is_classification,
+    labeled_and_unlabeled,
+    raw_judge_labels,
+    unlabeled_mask,
+)
 from .evalues.autoeval import _all_wrong_message, rautoeval_confidence_interval, rautoeval_test
 from .evalues.betting import WSR, FixedBet, UniversalPortfolio
 from .evalues.testing import at_most, bonferroni, fixed_sequence
@@ -73,53 +79,6 @@ def _estimator_has(attr):
 
 def _needs_fitting(obj):
     return hasattr(obj, "fit") and hasattr(obj, "get_params") and not is_fitted(obj)
-
-
-def _is_float_array(y):
-    return y.dtype.kind == "f"
-
-
-def _unlabeled_mask(y, classification):
-    """Rows without a label: NaN (regression), -1 / "-1" / NaN (classification).
-
-    In an object ``y`` (pandas nullable or mixed columns) every missing value that pandas
-    recognises (None, NaN, ``pd.NA``) marks an unlabeled row, like NaN in a float ``y``.
-    """
-    if _is_float_array(y):
-        nan = np.isnan(y)
-        return (nan | (y == -1)) if classification else nan
-    if y.dtype.kind in "iu":
-        return y == -1
-    if y.dtype.kind in "US":
-        return y == "-1"
-    if y.dtype.kind == "b":
-        return np.zeros(y.shape, dtype=bool)
-
-    import pandas as pd
-
-    def missing(v):
-        if np.ndim(v) == 0 and pd.isna(v):
-            return True
-        if isinstance(v, numbers.Real) and not isinstance(v, bool):
-            return classification and v == -1
-        return classification and isinstance(v, str) and v == "-1"
-
-    return np.fromiter((missing(v) for v in y), dtype=bool, count=len(y))
-
-
-def _is_classification(model, y):
-    """Whether ``y`` holds classes (``-1`` marks unlabeled rows) rather than regression targets.
-
-    Decided by the wrapped model's type when it says (scikit-learn tags, ``classes_``), else by
-    ``y``: floats are regression targets (NaN = unlabeled), anything else classes.
-    """
-    tags = tags_or_none(model)
-    kind = None if tags is None else tags.estimator_type
-    if kind == "classifier" or hasattr(model, "classes_"):
-        return True
-    if kind == "regressor":
-        return False
-    return not _is_float_array(y)
 
 
 # --------------------------------------------------------------------------------------------
@@ -366,7 +325,7 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
         X, y = self._check_fit_inputs(X, y)
         rng = check_random_state(self.random_state)
         self.risk_ = make_risk(self.risk)
-        classification = _is_classification(self.estimator, y)
+        classification = is_classification(self.estimator, y)
         idx_lab, idx_unl = self._models_and_rows(X, y, classification, rng)
         if judge_labels is not None and _needs_fitting(self.autoevaluator):
             judge_labels = None  # labels of the unfitted template: this fit's judge differs
@@ -410,7 +369,7 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
         the labeled rows), ``labeled_indices_`` and ``unlabeled_indices_`` (shuffled when
         ``shuffle``); return the labeled and unlabeled row indices."""
         uses_judge = self.method != "eval"
-        idx_lab, idx_unl = _labeled_and_unlabeled(y, classification,
+        idx_lab, idx_unl = labeled_and_unlabeled(y, classification,
                                                   "the test needs human-labeled rows")
         model, judge = self.estimator, self.autoevaluator if uses_judge else None
         if _needs_fitting(model) or _needs_fitting(judge):
@@ -430,7 +389,7 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
                 judge = fit_clone(judge, X_train, y_train, "autoevaluator")
             idx_lab = np.sort(idx_lab)
         if classification and hasattr(model, "classes_") and idx_unl.size:
-            if np.any(_unlabeled_mask(np.asarray(model.classes_), True)):
+            if np.any(unlabeled_mask(np.asarray(model.classes_), True)):
                 raise ValueError(
                     "-1 marks unlabeled rows in `y`, but -1 is also a class of the wrapped "
                     "estimator; encode the classes differently (e.g. with a LabelEncoder)."
@@ -572,7 +531,7 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
     def _judge(self, X, classification, all_labels=None, rows=None):
         """Auto-evaluator labels of ``X``, checked to be one usable label per row; taken as
         ``all_labels[rows]`` when the labels of every row were computed beforehand."""
-        labels = (_raw_judge_labels(self.autoevaluator_, X, self.n_jobs) if all_labels is None
+        labels = (raw_judge_labels(self.autoevaluator_, X, self.n_jobs) if all_labels is None
                   else all_labels[rows])
         if labels.ndim == 2 and labels.shape[1] == 1:
             labels = labels.ravel()
@@ -581,7 +540,7 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
                 f"The autoevaluator returned an array of shape {labels.shape} for {n_rows(X)} "
                 "rows; it must return one label per row."
             )
-        missing = _unlabeled_mask(labels, classification)
+        missing = unlabeled_mask(labels, classification)
         if missing.any():
             raise ValueError(
                 f"The autoevaluator left {int(missing.sum())} of {labels.size} rows unlabeled "
@@ -735,34 +694,6 @@ def _quiet_risk_warnings():
         yield
 
 
-def _labeled_and_unlabeled(y, classification, need):
-    """Indices of the labeled and of the unlabeled rows of ``y`` (``-1`` / NaN marks); an error
-    saying ``need`` when no row is labeled."""
-    unlabeled = _unlabeled_mask(y, classification)
-    idx_lab, idx_unl = np.flatnonzero(~unlabeled), np.flatnonzero(unlabeled)
-    if idx_lab.size == 0:
-        raise ValueError(
-            f"`y` has no labeled row (all {len(y)} are marked unlabeled with "
-            f"{'-1/NaN' if classification else 'NaN'}): {need}."
-        )
-    return idx_lab, idx_unl
-
-
-def _raw_judge_labels(judge, X, n_jobs):
-    """What the auto-evaluator (a fitted model or a callable) says about the rows of ``X``."""
-    try:
-        if hasattr(judge, "predict"):
-            labels = chunked_call(judge.predict, X, n_jobs)
-        else:
-            labels = judge(X)
-    except Exception as exc:
-        raise ValueError(
-            f"The autoevaluator could not label the rows ({type(exc).__name__}: {exc}). It "
-            "must be a fitted model with predict, or a callable X -> one label per row."
-        ) from exc
-    return np.asarray(labels)
-
-
 def _shared_judge_labels(tester, X):
     """The auto-evaluator's labels of every row of ``X``, computed once for all candidates,
     when every candidate's test would compute the same ones (a fitted auto-evaluator in an
@@ -773,7 +704,7 @@ def _shared_judge_labels(tester, X):
     judge = tester.autoevaluator
     if judge is None or _needs_fitting(judge):
         return None
-    labels = _raw_judge_labels(judge, X, tester.n_jobs)
+    labels = raw_judge_labels(judge, X, tester.n_jobs)
     if labels.ndim == 2 and labels.shape[1] == 1:
         labels = labels.ravel()
     if labels.ndim != 1 or labels.shape[0] != n_rows(X):

@@ -43,11 +43,11 @@ from ._wrapping import (
     n_rows,
     tags_or_none,
 )
-from .autoeval import (
-    _is_classification,
-    _labeled_and_unlabeled,
-    _raw_judge_labels,
-    _unlabeled_mask,
+from ._labels import (
+    is_classification,
+    labeled_and_unlabeled,
+    raw_judge_labels,
+    unlabeled_mask,
 )
 from .evalues.bounds import concentration_threshold
 from .evalues.conformal import (
@@ -1012,8 +1012,8 @@ class _ConcentrationBase(_DeploymentBase):
         if y.ndim != 1 or n_rows(X) != len(y):
             raise ValueError(f"`X` has {n_rows(X)} rows but `y` has shape {y.shape}; `y` must "
                              "be 1-d with one entry per row.")
-        classification = _is_classification(self.estimator, y)
-        idx_lab, idx_unl = _labeled_and_unlabeled(y, classification,
+        classification = is_classification(self.estimator, y)
+        idx_lab, idx_unl = labeled_and_unlabeled(y, classification,
                                                   "calibration needs labeled rows")
         y_lab = y[idx_lab]
         if y_lab.dtype.kind == "O":
@@ -1049,13 +1049,13 @@ class _ConcentrationBase(_DeploymentBase):
         return J, U, self.unlabeled_scores_
 
     def _judge_labels(self, X, classification):
-        labels = _raw_judge_labels(self.auto_evaluator, X, self.n_jobs)
+        labels = raw_judge_labels(self.auto_evaluator, X, self.n_jobs)
         if labels.ndim == 2 and labels.shape[1] == 1:
             labels = labels.ravel()
         if labels.ndim != 1 or labels.shape[0] != n_rows(X):
             raise ValueError(f"The auto_evaluator returned an array of shape {labels.shape} for "
                              f"{n_rows(X)} rows; it must return one label per row.")
-        if _unlabeled_mask(labels, classification).any():
+        if unlabeled_mask(labels, classification).any():
             raise ValueError("The auto_evaluator left rows unlabeled (it returned the unlabeled "
                              "marker -1 or NaN); it must label every row it is given.")
         return labels

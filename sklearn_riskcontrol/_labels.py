@@ -1,0 +1,89 @@
+"""Labels of the rows that wrapped models see: which rows are labeled, whether ``y`` holds
+classes or regression targets, and what an auto-evaluator says about rows.
+
+Shared by the SCoRE and R-AutoEval+ estimators (scikit-learn's semi-supervised convention: ``-1``
+marks an unlabeled row for classes, NaN for regression).
+"""
+
+import numbers
+
+import numpy as np
+
+from ._wrapping import chunked_call, tags_or_none
+
+__all__ = ["unlabeled_mask", "is_classification", "labeled_and_unlabeled", "raw_judge_labels"]
+
+
+def _is_float_array(y):
+    return y.dtype.kind == "f"
+
+
+def unlabeled_mask(y, classification):
+    """Rows without a label: NaN (regression), -1 / "-1" / NaN (classification).
+
+    In an object ``y`` (pandas nullable or mixed columns) every missing value that pandas
+    recognises (None, NaN, ``pd.NA``) marks an unlabeled row, like NaN in a float ``y``.
+    """
+    if _is_float_array(y):
+        nan = np.isnan(y)
+        return (nan | (y == -1)) if classification else nan
+    if y.dtype.kind in "iu":
+        return y == -1
+    if y.dtype.kind in "US":
+        return y == "-1"
+    if y.dtype.kind == "b":
+        return np.zeros(y.shape, dtype=bool)
+
+    import pandas as pd
+
+    def missing(v):
+        if np.ndim(v) == 0 and pd.isna(v):
+            return True
+        if isinstance(v, numbers.Real) and not isinstance(v, bool):
+            return classification and v == -1
+        return classification and isinstance(v, str) and v == "-1"
+
+    return np.fromiter((missing(v) for v in y), dtype=bool, count=len(y))
+
+
+def is_classification(model, y):
+    """Whether ``y`` holds classes (``-1`` marks unlabeled rows) rather than regression targets.
+
+    Decided by the wrapped model's type when it says (scikit-learn tags, ``classes_``), else by
+    ``y``: floats are regression targets (NaN = unlabeled), anything else classes.
+    """
+    tags = tags_or_none(model)
+    kind = None if tags is None else tags.estimator_type
+    if kind == "classifier" or hasattr(model, "classes_"):
+        return True
+    if kind == "regressor":
+        return False
+    return not _is_float_array(y)
+
+
+def labeled_and_unlabeled(y, classification, need):
+    """Indices of the labeled and of the unlabeled rows of ``y`` (``-1`` / NaN marks); an error
+    saying ``need`` when no row is labeled."""
+    unlabeled = unlabeled_mask(y, classification)
+    idx_lab, idx_unl = np.flatnonzero(~unlabeled), np.flatnonzero(unlabeled)
+    if idx_lab.size == 0:
+        raise ValueError(
+            f"`y` has no labeled row (all {len(y)} are marked unlabeled with "
+            f"{'-1/NaN' if classification else 'NaN'}): {need}."
+        )
+    return idx_lab, idx_unl
+
+
+def raw_judge_labels(judge, X, n_jobs):
+    """What the auto-evaluator (a fitted model or a callable) says about the rows of ``X``."""
+    try:
+        if hasattr(judge, "predict"):
+            labels = chunked_call(judge.predict, X, n_jobs)
+        else:
+            labels = judge(X)
+    except Exception as exc:
+        raise ValueError(
+            f"The autoevaluator could not label the rows ({type(exc).__name__}: {exc}). It "
+            "must be a fitted model with predict, or a callable X -> one label per row."
+        ) from exc
+    return np.asarray(labels)
