@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/bench_autoeval_speed.py [--quick]
+    python benchmarks/bench_autoeval_speed.py [--quick] [--scale | --ci]
 
 Cases (synthetic data, Example 1 of the paper: binary losses, judge right w.p. gamma):
 
@@ -20,6 +20,12 @@ Cases (synthetic data, Example 1 of the paper: binary losses, judge right w.p. g
    decision-only path (``early_stopping=True``) and a fixed-sequence selection. The exact
    implementation is timed up to ``--exact-max`` labels and extrapolated as c n**2 beyond
    (marked "extrap."); the p-value check then covers the measured sizes only.
+   Then the two-sided paper-construction confidence interval with universal-portfolio bets
+   (``construction="paper", betting="up"``) at the same sizes: the count-based fast path of
+   ``_upper_bound`` (default) against root finding on full runs (``fast=False``, the previous
+   path), in CPU time (``time.process_time``, BLAS limited to one thread; the machine may be
+   shared), with their ratio, the log-log time slope and the largest bound difference
+   (``--ci`` runs only this part).
 
 The baselines implement the same bets plainly: a Python loop over rounds and reliance
 factors, vectorised over the prior's nodes only (how the published algorithm is written).
@@ -28,10 +34,14 @@ ratio. Times are wall-clock on whatever machine runs this; compare ratios across
 """
 
 import argparse
+import contextlib
+import os
 import time
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
+from sklearn_riskcontrol.evalues import autoeval
 from sklearn_riskcontrol.evalues.autoeval import (
     effective_observations,
     rautoeval_confidence_interval,
@@ -100,10 +110,74 @@ def grid_ci(h, g, u, delta, n_grid=10_000, n_rho=10):
     return 1 - out[1], out[0]
 
 
+@contextlib.contextmanager
+def root_finding_only():
+    """The previous path of the UP confidence bounds: root finding on full runs."""
+    fast = autoeval._upper_bound
+    autoeval._upper_bound = lambda *args, **kw: fast(*args, **dict(kw, fast=False))
+    try:
+        yield
+    finally:
+        autoeval._upper_bound = fast
+
+
+def cpu_time(fn, reps):
+    """Best CPU time (time.process_time) of ``reps`` calls after a warm-up, and the result."""
+    out = fn()
+    times = []
+    for _ in range(reps):
+        t0 = time.process_time()
+        fn()
+        times.append(time.process_time() - t0)
+    return min(times), out
+
+
+def scale_ci(quick=False, sizes=(10_000, 30_000, 100_000), tol=1e-6, draws=5):
+    """Two-sided UP confidence interval, paper construction: fast path vs root finding."""
+    reps = 2 if quick else 3
+    print(f"load average before {os.getloadavg()}")
+    print(f"{'n':>7s} {'fast (CPU)':>10s} {'root finding':>12s} {'ratio':>6s} "
+          f"{'max |bound diff|':>16s}  interval")
+    t_new, t_old = [], []
+    with threadpool_limits(limits=1, user_api="blas"):
+        for n in sizes:
+            h, g, u = toy(np.random.default_rng(n), n, 0.1, gamma=0.9, r=5)
+            ci = lambda: rautoeval_confidence_interval(  # noqa: E731
+                h, g, u, delta=0.1, construction="paper", betting="up", tol=tol)
+            new, fast = cpu_time(ci, reps)
+            with root_finding_only():
+                t0 = time.process_time()
+                slow = ci()
+                old = time.process_time() - t0
+            diff = max(abs(fast.low - slow.low), abs(fast.high - slow.high))
+            assert diff <= tol, (fast, slow)
+            t_new.append(new)
+            t_old.append(old)
+            print(f"{n:7d} {new:9.3f}s {old:11.2f}s {old / new:5.1f}x {diff:16.1e}  "
+                  f"[{fast.low:.6f}, {fast.high:.6f}]")
+    slope = np.polyfit(np.log(sizes), np.log(t_new), 1)[0]
+    slope_old = np.polyfit(np.log(sizes), np.log(t_old), 1)[0]
+    print(f"time slope (log-log): fast {slope:.2f} (target <= 1.1), root finding "
+          f"{slope_old:.2f}")
+    # The fast path's confirming runs stop at the crossing round, which moves with the draw:
+    # the slope over the mean of several draws per size is less noisy.
+    means = []
+    with threadpool_limits(limits=1, user_api="blas"):
+        for n in sizes:
+            times = []
+            for seed in range(1, draws + 1):
+                h, g, u = toy(np.random.default_rng([n, seed]), n, 0.1, gamma=0.9, r=5)
+                times.append(cpu_time(lambda: rautoeval_confidence_interval(
+                    h, g, u, delta=0.1, construction="paper", betting="up", tol=tol), 1)[0])
+            means.append(float(np.mean(times)))
+    slope_mean = np.polyfit(np.log(sizes), np.log(means), 1)[0]
+    print(f"fast path, mean over {draws} other draws per size: "
+          + ", ".join(f"{m:.3f}s" for m in means) + f"; time slope {slope_mean:.2f}")
+    print(f"load average after {os.getloadavg()}")
+
+
 def scale(quick=False, exact_max=30_000):
     """Case 5: adaptive vs exact universal portfolio over n (see the module docstring)."""
-    import os
-
     exact = UniversalPortfolio(integration="exact")
     sizes = [10_000, 30_000, 100_000]
     reps = 2 if quick else 3
@@ -149,9 +223,13 @@ def scale(quick=False, exact_max=30_000):
     sel = rautoeval_select(H, G, U, alpha=alpha, delta=delta, n_jobs=1)
     print(f"rautoeval_select, 4 candidates x 10**5 labels, FST: {best:.2f} s "
           f"({int(sel.tested.sum())} tested, {best / int(sel.tested.sum()):.2f} s per test)")
+    print()
+    scale_ci(quick)
 
 
-def main(quick=False, scale_only=False, exact_max=30_000):
+def main(quick=False, scale_only=False, exact_max=30_000, ci_only=False):
+    if ci_only:
+        return scale_ci(quick)
     if scale_only:
         return scale(quick, exact_max)
     rng = np.random.default_rng(0)
@@ -218,4 +296,6 @@ if __name__ == "__main__":
                         help="only case 5 (adaptive vs exact universal portfolio over n)")
     parser.add_argument("--exact-max", type=int, default=30_000,
                         help="largest n at which the exact implementation is timed")
+    parser.add_argument("--ci", dest="ci_only", action="store_true",
+                        help="only the UP paper-construction confidence intervals of --scale")
     main(**vars(parser.parse_args()))

@@ -599,8 +599,8 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
         side : {"two-sided", "upper", "lower"}, default="two-sided"
         betting : {"wsr", "up"} or strategy object, default="wsr"
             Bets of the inverted tests (``"up"`` and strategy objects with
-            ``construction="paper"`` only; there WSR computes its bets once per bound and the
-            universal portfolio recomputes them in each of the 10 to 20 evaluations).
+            ``construction="paper"`` only; costs as in
+            :func:`~sklearn_riskcontrol.evalues.rautoeval_confidence_interval`).
         tol : float, default=1e-6
             Tolerance of each bound (conservative side).
         construction : {"plugin", "paper"}, default="plugin"

@@ -645,6 +645,8 @@ def _bandit_rows():
         ("UCBE", bandits.UCBE, {"batch_size": 4}, False),
         ("UCBELRF", bandits.UCBELRF, {"batch_size": 4, "n_members": 4, "n_sweeps": 2}, False),
         ("UniformSampling", bandits.UniformSampling, {"batch_size": 4}, False),
+        ("FilledSubset", bandits.FilledSubset, {}, False),
+        ("UniformLRF", bandits.UniformLRF, {"batch_size": 4, "n_members": 4, "n_sweeps": 2}, False),
     ]:
         def run(scores, budget, c=cls, p=params, s=side, **kw):
             est = c(budget=budget, random_state=0, **p)

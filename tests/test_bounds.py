@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from sklearn_riskcontrol._validation import RiskControlWarning
-from sklearn_riskcontrol.evalues import bounds as bounds_module
+from sklearn_riskcontrol.selective import _bounds as bounds_module  # home of the constant patched below
 from sklearn_riskcontrol.evalues.bounds import ConcentrationResult
 from sklearn_riskcontrol.evalues.bounds import concentration_threshold as _threshold
 

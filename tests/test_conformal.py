@@ -665,7 +665,7 @@ def test_non_numeric_input(fn):
 
 def _previous_sdr_evalues(L, S, T, gamma, w=None, v=None):
     """``sdr_evalues`` before issue 13: one argsort of all n + m scores (kept as the reference)."""
-    from sklearn_riskcontrol.evalues.conformal import _last_true, _validate
+    from sklearn_riskcontrol.selective._conformal import _last_true, _validate
     from sklearn_riskcontrol.evalues.testing import TIE_RTOL, at_most
 
     L, S, T, w, v = _validate(L, S, T, w, v)
@@ -751,7 +751,7 @@ def test_sdr_evalues_equal_the_previous_implementation_on_a_large_continuous_ins
 def test_last_passing_block_screening_equals_every_score(seed, block, max_blocks):
     # The SDR thresholds screen blocks of test scores; small blocks and few candidate blocks
     # exercise the exact evaluation, the skipped blocks and the fallback to every score.
-    from sklearn_riskcontrol.evalues.conformal import _last_passing
+    from sklearn_riskcontrol.selective._conformal import _last_passing
     from sklearn_riskcontrol.evalues.testing import at_most
 
     rng = np.random.default_rng(seed)
@@ -781,7 +781,7 @@ class Steps:
 @pytest.mark.parametrize("seed", range(30))
 def test_calibration_sum_equals_its_definition(seed):
     # Both representations (0/1 terms counted, general terms by prefix sums) against the sum.
-    from sklearn_riskcontrol.evalues.conformal import _CalibrationSum
+    from sklearn_riskcontrol.selective._conformal import _CalibrationSum
 
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 80))
@@ -799,7 +799,7 @@ def test_calibration_sum_equals_its_definition(seed):
 def test_calibration_steps_fast_path_for_0_1_terms_matches_the_prefix_sums():
     """0/1 terms take the sort-and-count path; halving them forces the argsort path, whose
     prefix sums of halves are exact, so the two must agree exactly (ties included)."""
-    from sklearn_riskcontrol.evalues.conformal import _calibration_steps
+    from sklearn_riskcontrol.selective._conformal import _calibration_steps
 
     rng = np.random.default_rng(3)
     for n in (1, 2, 7, 300):

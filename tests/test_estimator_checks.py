@@ -27,7 +27,13 @@ from sklearn_riskcontrol import (
     SCoRESDR,
     SemiBanditPredictionSet,
 )
-from sklearn_riskcontrol.bandits import CallableOracle, NaivePooling, UniformSampling
+from sklearn_riskcontrol.bandits import (
+    CallableOracle,
+    FilledSubset,
+    NaivePooling,
+    UniformLRF,
+    UniformSampling,
+)
 from sklearn_riskcontrol.risks import make_risk
 
 
@@ -73,6 +79,8 @@ STRATEGIES = [
     UCBE(budget=150, batch_size=4, random_state=0),
     UCBELRF(budget=150, batch_size=4, n_members=4, random_state=0),
     UniformSampling(budget=150, batch_size=4, random_state=0),
+    FilledSubset(budget=150, batch_size=1, random_state=0),
+    UniformLRF(budget=150, batch_size=4, n_members=4, random_state=0),
 ]
 _PARAM_CHECKS = [
     check_no_attributes_set_in_init,

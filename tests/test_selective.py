@@ -431,7 +431,7 @@ def test_fit_without_a_split_calibrates_on_every_row_and_keeps_its_own_weights(d
 
 @pytest.mark.parametrize("n_classes", [1, 2, 3, 4, 5, 26])
 def test_row_max_equals_numpy_max(n_classes):
-    from sklearn_riskcontrol.selective import _row_max
+    from sklearn_riskcontrol.selective._base import _row_max
 
     proba = np.random.default_rng(n_classes).random((500, n_classes))
     np.testing.assert_array_equal(_row_max(proba), proba.max(axis=1))

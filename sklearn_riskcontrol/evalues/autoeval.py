@@ -40,7 +40,14 @@ from .._validation import (
     check_same_length,
     warn,
 )
-from .betting import _log_prior, _logsumexp, _resolve_betting, _run, mixture_weights
+from .betting import (
+    UniversalPortfolio,
+    _log_prior,
+    _logsumexp,
+    _resolve_betting,
+    _run,
+    mixture_weights,
+)
 from .testing import bonferroni, fixed_sequence
 
 __all__ = [
@@ -422,17 +429,25 @@ class RiskConfidenceInterval:
         )
 
 
-def _upper_bound(q, rho, log_prior, delta, strategy, tol):
+def _upper_bound(q, rho, log_prior, delta, strategy, tol, fast=True):
     """Smallest alpha in [0, 1] at which the monotone test at level ``delta`` rejects, to within
     ``tol`` and never below it (so the bound is conservative); 1 if it never rejects.
 
     ``f(alpha) = max_i log E_i(alpha) - log(1/delta)`` is continuous and nondecreasing in
     ``alpha``; Brent's method finds its root in a few evaluations, then the answer is moved to
-    the rejecting side (``f >= 0``) of the root.
+    the rejecting side (``f >= 0``) of the root. With ``fast=True`` the default arcsine
+    universal portfolio on at most ``_FAST_MAX_VALUES`` classes of equal rounds takes the
+    count-based path of :func:`_fast_upper_bound` instead (one early-stopped run instead of
+    about ten full ones; same bound to within ``tol``); ``fast=False`` forces root finding.
     """
     lower, upper = -rho, 1.0 + rho
     log_threshold = np.log(1.0 / delta)
     n = q.shape[1]
+    if fast and _fast_path_applies(strategy):
+        try:
+            return _fast_upper_bound(q, rho, log_prior, delta, strategy, tol)
+        except _FastPathError:
+            pass
     fixed = None
     if strategy._alpha_free(True):
         fixed = _run(q, 0.5, lower, upper, strategy, delta=delta, n_total=n, monotone=True)[0]
@@ -486,6 +501,301 @@ def _crossing(f, a, width, tol, lo_end=0.0, hi_end=1.0):
         if f(a) >= 0:
             return a
     return hi_end  # unreachable in exact arithmetic; conservative
+
+
+# --------------------------------------------------------------------------------------------
+# Confidence bounds: count-based fast path of the universal-portfolio upper bound (issue 13)
+# --------------------------------------------------------------------------------------------
+# By Cover's identity the wealth of the arcsine universal portfolio of row s after t rounds is
+# the prior mean of the constant-bet wealths,
+#     M_s,t(a) = (1/pi) int_0^pi prod_{j<=t} (1 - b c_s,j) dtheta,  b = sin(theta/2)**2,
+# with c_s,j = (q_s,j - a) / (1 + 2 rho_s) (monotone bets), and the test's e-process is
+# M_t(a) = sum_s pi_s M_s,t(a). On a row with few distinct values v the product is
+# exp(sum_v N_v(t) log(1 - b c_v)) (N_v(t) = counts among the first t rounds), so M_t(a) costs
+# O(values x nodes) for any t. The bound is min_t a_t*, a_t* the root of log M_t(a) = log(1/delta)
+# for round t alone; rounds are screened by a rigorous upper bound per block of rounds
+# (log(1 - x) <= -x): for t0 <= t <= t1, prod_{t0<j<=t} (1 - b c_j) <= exp(-b C) with
+# C = min_t sum_{t0<j<=t} c_j <= 0, so one integral bounds the whole block.
+_FAST_MAX_VALUES = 256  # more classes of equal rounds: root finding on full runs instead
+_FAST_EDGE = 50.0  # window ends of the quadrature: log-integrand this far below its maximum
+_FAST_COARSE = 65  # nodes of the grid on [0, pi] that locates each integrand's window
+_FAST_GROUP = 16  # queries (rounds or blocks, ordered by round) sharing one window of nodes
+_FAST_NODES = 33  # first trapezoid rule on a window; doubled until it passes the check
+_FAST_MAX_NODES = 2**14 + 1
+_FAST_RTOL = 1e-7  # trapezoid rule vs the rule on every other node (then ~1e-28 off)
+_FAST_BLOCK = 16  # first blocks: rounds t0 .. t0 + t0 // _FAST_BLOCK (single rounds up to 16)
+_FAST_SPLIT = 16  # a block whose bound reaches the threshold is split into this many
+_FAST_BATCH = 8  # blocks split per step of the search (highest bounds first)
+_FAST_TOP = 4  # rounds returned per search: the candidates of the root
+_FAST_ITERATIONS = 20  # candidate / certification rounds before giving up (1 to 4 seen)
+
+
+class _FastPathError(Exception):
+    """The count-based path does not apply or did not converge; root finding takes over."""
+
+
+def _fast_path_applies(strategy):
+    """The default UP bets (continuous arcsine prior, adaptive integration): their wealth is
+    Cover's mixture up to the adaptive rule's ~1e-9 relative error."""
+    return (isinstance(strategy, UniversalPortfolio) and strategy._custom is None
+            and strategy.prior == "arcsine" and strategy.n_nodes is None
+            and strategy.integration == "adaptive")
+
+
+def _column_classes(q):
+    """Classes of rounds with equal observations in every row, as ``(code, first)`` (class of
+    each round, first round of each class).
+
+    The classes start as the pairs (value in the first row, value in the last row): R-AutoEval+'s
+    rows are ``h + rho (ubar - g)``, so two rows determine all up to rounding; a row they do not
+    determine refines them. Raises :class:`_FastPathError` beyond ``_FAST_MAX_VALUES``
+    classes."""
+    rows, n = q.shape
+    code, n_cls = np.zeros(n, dtype=np.int64), 1
+    todo = [0, rows - 1] if rows > 1 else [0]
+    while todo:
+        for s in todo:
+            vals, inv = np.unique(q[s], return_inverse=True)
+            if vals.size > _FAST_MAX_VALUES:
+                raise _FastPathError
+            pair = code * vals.size + inv.ravel()
+            used = np.zeros(n_cls * vals.size, dtype=np.int64)
+            used[pair] = 1
+            code, n_cls = (np.cumsum(used) - 1)[pair], int(used.sum())
+            if n_cls > _FAST_MAX_VALUES:
+                raise _FastPathError
+        first_pos = np.zeros(n_cls, dtype=np.int64)
+        first_pos[code[::-1]] = np.arange(n - 1, -1, -1)
+        todo = np.flatnonzero(np.any(np.take(q[:, first_pos], code, axis=1) != q, axis=1))
+        todo = todo.tolist()
+    return code, first_pos
+
+
+class _CountMixture:
+    """Exact log-wealth ``log M_t(a)`` of the mixture of arcsine universal portfolios (monotone
+    bets) from value counts, for single rounds and as an upper bound over blocks of rounds.
+
+    A query is a block ``[t0, t1]`` of wealth indices (wealth after ``t`` rounds); ``t0 == t1``
+    gives the exact value of round ``t0``.
+    """
+
+    def __init__(self, q, rho, log_prior):
+        rows, n = q.shape
+        code, first_pos = _column_classes(q)
+        n_cls = first_pos.size
+        self.n, self.log_prior = n, log_prior
+        self.unit = 1.0 / (1.0 + 2.0 * rho)  # 1 / (M - m)
+        self.vals = q[:, first_pos]  # value of every class in every row
+        # keys sorted by class then position: N_v(t) = #(keys < v (n + 1) + t) - first[v]
+        order = np.argsort(code.astype(np.int16), kind="stable")  # radix sort
+        self.keys = code[order] * np.int64(n + 1) + order
+        self.offset = np.arange(n_cls, dtype=np.int64) * (n + 1)
+        self.first = np.searchsorted(self.keys, self.offset)
+        self.sums = np.zeros((rows, n + 1))  # prefix sums of q
+        np.cumsum(q, axis=1, out=self.sums[:, 1:])
+        theta = np.linspace(0.0, np.pi, _FAST_COARSE)
+        self.theta_c, self.b_c = theta, np.sin(0.5 * theta) ** 2
+        t0 = [1]  # first blocks: geometric sizes, about _FAST_BLOCK per doubling of t
+        while t0[-1] <= n:
+            t0.append(t0[-1] + max(1, t0[-1] // _FAST_BLOCK))
+        t0 = np.array(t0[:-1], dtype=np.int64)
+        self.blocks = (t0, np.append(t0[1:] - 1, n))
+
+    def counts(self, t):
+        """``N_v(t)`` (len(t), classes): counts of each class in the first ``t`` rounds."""
+        return (np.searchsorted(self.keys, self.offset[None, :] + t[:, None])
+                - self.first).astype(float)
+
+    def tilt(self, a, t0, t1):
+        """``C = min_{t0 <= t <= t1} sum_{t0 < j <= t} c_j`` (rows, blocks); 0 for single rounds.
+        Costs O(rows x rounds covered), one row at a time."""
+        out = np.zeros((self.sums.shape[0], t0.size))
+        span = t1 - t0 + 1
+        if np.all(span == 1):
+            return out
+        starts = np.cumsum(span) - span
+        idx = np.arange(int(span.sum())) + np.repeat(t0 - starts, span)  # rounds covered
+        for s, sums in enumerate(self.sums):
+            x = sums[idx] - a * idx  # sum_{j<=t} (q_j - a), up to a constant
+            out[s] = np.minimum.reduceat(x, starts) - x[starts]
+        out *= self.unit[:, None]
+        return out
+
+    def log_integrals(self, a, counts, tilt):
+        """``log (1/pi) int_0^pi exp(sum_v N_v log(1 - b c_v) - b C) dtheta`` (rows, queries).
+
+        The integrand is unimodal in theta (its log is concave in b). A coarse grid locates,
+        for each query, the window outside which it is ``exp(-_FAST_EDGE)`` below its maximum
+        (rigorous by unimodality); queries in groups of ``_FAST_GROUP`` share a window and a
+        trapezoid rule, refined until the rule on every other node agrees to ``_FAST_RTOL``.
+        """
+        rows, n_q = tilt.shape
+        c = np.minimum(self.unit[:, None] * (self.vals - a), 1.0)
+        with np.errstate(divide="ignore"):  # b = 1 and c = 1: zero wealth at that node
+            table = np.log1p(-c[:, :, None] * self.b_c[None, None, :])
+        np.maximum(table, -1e250, out=table)  # finite: 0 counts x -inf would be NaN
+        coarse = np.matmul(counts, table) - tilt[:, :, None] * self.b_c
+        inside = coarse >= coarse.max(axis=2, keepdims=True) - _FAST_EDGE
+        lo = np.maximum(np.argmax(inside, axis=2) - 1, 0)
+        hi = np.minimum(_FAST_COARSE - np.argmax(inside[:, :, ::-1], axis=2), _FAST_COARSE - 1)
+        # groups of consecutive queries (padded by repeating the last one)
+        n_g = -(-n_q // _FAST_GROUP)
+        take = np.minimum(np.arange(n_g * _FAST_GROUP), n_q - 1)
+        shape = (rows * n_g, _FAST_GROUP)
+        cnt = np.broadcast_to(counts[take], (rows,) + counts[take].shape).reshape(
+            shape + (counts.shape[1],))
+        tl = tilt[:, take].reshape(shape)
+        lo_t = self.theta_c[lo[:, take].reshape(shape).min(axis=1)]
+        hi_t = self.theta_c[hi[:, take].reshape(shape).max(axis=1)]
+        c_g = np.repeat(c, n_g, axis=0)
+        out = np.empty(shape)
+        todo = np.arange(shape[0])
+        k = _FAST_NODES
+        while todo.size:
+            if k > _FAST_MAX_NODES:
+                raise _FastPathError
+            span = (hi_t[todo] - lo_t[todo])[:, None]
+            theta = lo_t[todo, None] + span * np.linspace(0.0, 1.0, k)[None, :]
+            b = np.sin(0.5 * theta) ** 2  # (groups, k)
+            with np.errstate(divide="ignore"):
+                tab = np.log1p(-c_g[todo, :, None] * b[:, None, :])
+            np.maximum(tab, -1e250, out=tab)
+            ell = np.matmul(cnt[todo], tab) - tl[todo, :, None] * b[:, None, :]
+            top = ell.max(axis=2, keepdims=True)
+            e = np.exp(ell - top)
+            ends = 0.5 * (e[:, :, 0] + e[:, :, -1])
+            fine = e.sum(axis=2) - ends
+            half = 2.0 * (e[:, :, ::2].sum(axis=2) - ends)
+            ok = np.all(np.abs(fine - half) <= _FAST_RTOL * fine, axis=1)
+            h = span / (k - 1)
+            out[todo[ok]] = np.log(fine[ok] * h[ok] / np.pi) + top[ok, :, 0]
+            todo, k = todo[~ok], 2 * k - 1
+        return out.reshape(rows, n_g * _FAST_GROUP)[:, :n_q]
+
+    def mixture(self, a, t0, t1, counts=None):
+        """``log sum_s pi_s M_s`` for blocks ``[t0, t1]`` (exact for single rounds, an upper
+        bound on every round of a block otherwise)."""
+        if counts is None:
+            counts = self.counts(t0)
+        tilt = self.tilt(a, t0, t1)
+        logs = self.log_integrals(a, counts, tilt)
+        return _logsumexp(self.log_prior[:, None] + logs, axis=0)
+
+    def search(self, a, threshold, top=_FAST_TOP):
+        """The ``top`` rounds with the largest ``log M_t(a)`` among those ``>= threshold``
+        (branch and bound over blocks; none if no round reaches ``threshold``). Returns
+        ``(rounds, values)``, values decreasing."""
+        t0, t1 = self.blocks
+        val = self.mixture(a, t0, t1)
+        found_t, found_v = [], []
+        while True:
+            single = t0 == t1
+            found_t.append(t0[single])
+            found_v.append(val[single])
+            t0, t1, val = t0[~single], t1[~single], val[~single]
+            all_v = np.concatenate(found_v)
+            level = threshold
+            if all_v.size >= top:
+                level = max(level, float(np.partition(all_v, all_v.size - top)[-top]))
+            keep = val >= level  # blocks below the level cannot hold a better round
+            t0, t1, val = t0[keep], t1[keep], val[keep]
+            if t0.size == 0:
+                break
+            pick = np.zeros(t0.size, dtype=bool)
+            pick[np.argsort(-val, kind="stable")[:_FAST_BATCH]] = True
+            new0, new1 = [], []
+            for lo, hi in zip(t0[pick], t1[pick]):
+                step = -(-(hi - lo + 1) // _FAST_SPLIT)
+                starts = np.arange(lo, hi + 1, step)
+                new0.append(starts)
+                new1.append(np.minimum(starts + step - 1, hi))
+            new0, new1 = np.concatenate(new0), np.concatenate(new1)
+            order = np.argsort(new0)
+            new0, new1 = new0[order], new1[order]
+            t0 = np.concatenate([t0[~pick], new0])
+            t1 = np.concatenate([t1[~pick], new1])
+            val = np.concatenate([val[~pick], self.mixture(a, new0, new1)])
+            order = np.argsort(t0, kind="stable")
+            t0, t1, val = t0[order], t1[order], val[order]
+        rounds, values = np.concatenate(found_t), np.concatenate(found_v)
+        good = values >= threshold
+        rounds, values = rounds[good], values[good]
+        order = np.argsort(-values, kind="stable")[:top]
+        return rounds[order], values[order]
+
+
+def _rounds_root(mix, rounds, log_threshold, guess):
+    """Smallest ``a`` in [0, 1] at which one of ``rounds`` reaches the threshold (``1.0`` with
+    ``False`` if none does at 1), to ~1e-13, with whether it is interior; Brent on the maximum
+    over the rounds, which is nondecreasing in ``a``."""
+    t = np.sort(rounds)
+    counts = mix.counts(t)
+
+    def g(a):
+        return float(mix.mixture(a, t, t, counts).max()) - log_threshold
+
+    if g(1.0) < 0:
+        return 1.0, False
+    if g(0.0) >= 0:
+        return 0.0, False
+    lo, hi, width = 0.0, 1.0, 1e-3  # bracket around the guess, then Brent
+    a = min(1.0, max(0.0, guess))
+    if 0.0 < a < 1.0:
+        if g(a) >= 0:
+            hi = a
+            while hi - width > 0.0 and g(hi - width) >= 0:
+                hi, width = hi - width, 4.0 * width
+            lo = max(0.0, hi - width)
+        else:
+            lo = a
+            while lo + width < 1.0 and g(lo + width) < 0:
+                lo, width = lo + width, 4.0 * width
+            hi = min(1.0, lo + width)
+    return optimize.brentq(g, lo, hi, xtol=1e-13, rtol=4 * np.finfo(float).eps), True
+
+
+def _fast_upper_bound(q, rho, log_prior, delta, strategy, tol):
+    """:func:`_upper_bound` for the default universal portfolio from value counts.
+
+    1. The ``_FAST_TOP`` rounds with the largest log-wealth at a plug-in guess are candidates;
+       ``a*`` = the smallest single-round root among the candidates (Brent, cheap).
+    2. Certification: no round reaches the threshold at ``a* - tol / 4`` (branch and bound);
+       otherwise its top rounds join the candidates and step 1 repeats. So the exact root of the
+       whole e-process lies in ``(a* - tol / 4, a*]``.
+    3. ``a* + tol / 8`` is returned after one run of the actual test there (stopped at its
+       first crossing) confirms that it rejects: the bound is conservative for the test the
+       user runs whatever the quadrature error (Cover's mixture and the adaptive rule differ by
+       ~1e-9 relative; ``tol / 8`` buys ``1e-4`` or more in log-wealth at ``n >= 10**4``).
+    Raises :class:`_FastPathError` if the confirmation fails (root finding takes over).
+    """
+    log_threshold = np.log(1.0 / delta)
+    n = q.shape[1]
+    mix = _CountMixture(q, rho, log_prior)
+    mean, sd = float(np.mean(q[0])), float(np.std(q[0]))
+    guess = min(1.0, max(0.0, mean + sd * np.sqrt(2.0 * log_threshold / n)))
+    candidates = mix.search(guess, -np.inf)[0]
+    for _ in range(_FAST_ITERATIONS):
+        root, interior = _rounds_root(mix, candidates, log_threshold, guess)
+        if root == 0.0:
+            break  # rejects at alpha = 0 already (confirmed below)
+        check = max(0.0, root - 0.25 * tol) if interior else 1.0
+        found = mix.search(check, log_threshold)[0]
+        if found.size == 0:
+            if not interior:
+                return 1.0  # no round reaches the threshold at alpha = 1: never rejects
+            break
+        candidates, guess = np.union1d(candidates, found), root
+    else:
+        raise _FastPathError
+    bound = min(1.0, root + 0.125 * tol) if interior else root  # root 0: rejects at 0
+    if bound == 1.0:
+        return 1.0
+    with np.errstate(divide="ignore"):
+        logw = _run(q, bound, -rho, 1.0 + rho, strategy, delta=delta, n_total=n, monotone=True,
+                    log_prior=log_prior, log_threshold=log_threshold)[1]
+    if float(_logsumexp(log_prior[:, None] + logw, axis=0).max()) >= log_threshold:
+        return bound
+    raise _FastPathError
 
 
 # --------------------------------------------------------------------------------------------
@@ -646,12 +956,19 @@ def rautoeval_confidence_interval(loss_labeled, loss_judge_labeled=None,
     method : {"plus", "autoeval", "eval"}, default="plus"
     betting : {"wsr", "up"} or strategy object, default="wsr"
         Bets of the paper construction: WSR (the paper's choice) costs ``O(S n)`` per
-        evaluation of the test, with the bets computed once per bound; the universal portfolio
-        recomputes its bets at every evaluation (about 10 to 20 per bound), each ``O(S n)``
-        with the default adaptive integration (``O(S n**2 / 2)`` with
-        ``integration="exact"``). ``construction="plugin"`` takes only ``"wsr"`` (its own
-        variance-adaptive bets, ``O(n + len(rho_grid) log n)`` once plus ``O(n)`` per
-        evaluation: 0.05 s at ``n = 10**5``).
+        evaluation of the test, with the bets computed once per bound. The universal
+        portfolio (``"up"``, adaptive integration) on losses with few distinct values (at most
+        256 classes of labeled examples with equal effective observations; binary losses give
+        at most ``4 (r + 1)``) finds each bound from Cover's mixture computed from value counts
+        and confirms it with one run of the
+        test stopped at its first crossing: a two-sided interval takes 0.6 to 0.9 s of CPU at
+        ``n = 10**5``, ``S = 10``, ``r = 5`` (0.04 to 0.08 s at ``10**4``; about 10x faster
+        than root finding, same bounds to within ``tol``). Other losses and other UP
+        settings use root finding on full runs, about 10 per bound, each ``O(S n)``
+        (``O(S n**2 / 2)`` with ``integration="exact"``): about 7 s at ``n = 10**5``.
+        ``construction="plugin"`` takes only ``"wsr"`` (its own variance-adaptive bets,
+        ``O(n + len(rho_grid) log n)`` once plus ``O(n)`` per evaluation: 0.05 s at
+        ``n = 10**5``).
     n_rho, rho_grid, rho_prior
         As in :func:`rautoeval_test` for ``construction="paper"``. With ``"plugin"``,
         ``rho_t`` is searched in ``rho_grid`` (default ``linspace(0, 1, 101)``);

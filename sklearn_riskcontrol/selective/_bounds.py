@@ -1,0 +1,597 @@
+"""Concentration-inequality baselines for selective deployment (SCoRE paper, Appendix D.4).
+
+These baselines deploy a test point iff its score is at most a threshold ``t_hat`` chosen so that
+a *high-probability* upper bound on the deployment risk at ``t_hat`` is at most ``alpha``:
+
+* ``target="mdr"``: ``MDR(t) = E[L 1{s(X) <= t}]`` is bounded by its empirical mean plus a slack;
+* ``target="sdr"``: ``SDR*(t) = E[L | s(X) <= t]`` is bounded by an upper bound on the numerator
+  ``E[L 1{s(X) <= t}]`` divided by a lower bound on the denominator ``P(s(X) <= t)`` (``inf``
+  where that lower bound is ``<= 0``).
+
+Two uniform bounds are offered: Hoeffding's inequality with a union bound over a fixed,
+data-independent grid of thresholds, and a Rademacher-complexity bound that holds for all
+thresholds simultaneously (so the grid can be the calibration scores themselves).
+
+Unlike SCoRE (:func:`~sklearn_riskcontrol.evalues.mdr_decisions`,
+:func:`~sklearn_riskcontrol.evalues.sdr_evalues`), whose guarantees are exact in expectation,
+these give only PAC-type guarantees: ``risk(t_hat) <= alpha`` *with probability at least
+``1 - delta`` over the calibration data*. They are conservative and exist so that users can
+compare their power with SCoRE's.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._validation import (
+    check_level,
+    check_nonempty,
+    check_number,
+    check_random_state,
+    check_risks,
+    check_same_length,
+    check_scores,
+    show,
+    warn,
+)
+from ._ltt import PVALUE_BOUNDS, select, threshold_pvalues
+
+__all__ = ["ConcentrationResult", "concentration_threshold"]
+
+_TARGETS = ("mdr", "sdr")
+_BOUNDS = ("hoeffding", "rademacher", "hoeffding_bentkus", "binomial", "wsr", "auto", "rautoeval",
+           "rautoeval_or_binomial", "rautoeval_or_hoeffding_bentkus")
+# Prediction-powered bounds: R-AutoEval+ alone, or the better of it and a labels-only p-value.
+_JUDGE_BOUNDS = ("rautoeval", "rautoeval_or_binomial", "rautoeval_or_hoeffding_bentkus")
+# Share of each threshold's level given to the labels-only test in the "rautoeval_or_" bounds:
+# the exact binomial test loses little at 0.9 delta, while R-AutoEval+'s e-process, when the
+# judge is good, grows fast enough that the 10x smaller level costs only log(10) of wealth.
+_LABELS_SHARE = 0.9
+_PROCEDURES = ("auto", "union", "fixed_sequence", "fallback")
+# procedure="auto" for the p-value bounds, chosen by measurement
+# (benchmarks/bench_pac_selective.py):
+# MDR(t) is monotone, so fixed-sequence testing over all thresholds; SDR(t) is not, and its safest
+# thresholds hold few calibration points, so the fallback procedure on the fixed grid.
+_DEFAULT_PROCEDURE = {"mdr": "fixed_sequence", "sdr": "fallback"}
+# Fallback weights w_k proportional to _FALLBACK_DECAY**k along the ascending grid (fixed in
+# advance): more level on the safer thresholds, where the search starts, without betting it all
+# on the first one (measured against equal weights and decays .95-.99 in the same benchmark).
+_FALLBACK_DECAY = 0.98
+# Default Hoeffding grid sizes of the paper (App. D.4): 101 points for MDR, 100 for SDR.
+_DEFAULT_GRID_SIZE = {"mdr": 101, "sdr": 100}
+# Rademacher sign matrices are processed in blocks of at most this many entries (memory cap).
+_BLOCK_ENTRIES = 1 << 22
+
+
+@dataclass(frozen=True, eq=False)
+class ConcentrationResult:
+    """Result of :func:`concentration_threshold`.
+
+    Attributes
+    ----------
+    threshold : float
+        ``t_hat = max{t in grid : upper_bound(t) <= alpha}``; ``-inf`` when no grid point
+        qualifies (then :meth:`decide` deploys nothing).
+    grid : ndarray of shape (g,)
+        Sorted distinct candidate thresholds.
+    upper_bound : ndarray of shape (g,)
+        The high-probability upper bound on the risk (MDR or SDR*) at each grid point
+        (``inf`` for SDR where the lower bound on the denominator is ``<= 0``).
+    slack : float
+        Amount added to the empirical mean (of ``L 1{S <= t}``, the MDR or the SDR numerator).
+    denominator_slack : float or None
+        Amount subtracted from the empirical ``P(S <= t)`` (SDR only; ``None`` for MDR).
+    target, bound : str
+        The options used.
+    alpha, delta : float
+        Tolerated risk and failure probability.
+    """
+
+    threshold: float
+    grid: np.ndarray = field(repr=False)
+    upper_bound: np.ndarray = field(repr=False)
+    slack: float
+    denominator_slack: float | None = None
+    target: str = "mdr"
+    bound: str = "hoeffding"
+    alpha: float = float("nan")
+    delta: float = float("nan")
+    procedure: str = "union"
+    pvalues: np.ndarray = field(default=None, repr=False)
+    rejected: np.ndarray = field(default=None, repr=False)
+
+    def decide(self, test_scores):
+        """Deploy decisions ``test_scores <= threshold``.
+
+        Parameters
+        ----------
+        test_scores : array-like of shape (m,)
+            Finite scores of the test points (smaller = safer).
+
+        Returns
+        -------
+        ndarray of bool, shape (m,)
+        """
+        return check_scores(test_scores, "test_scores") <= self.threshold
+
+
+def _check_option(value, name, allowed):
+    if not isinstance(value, str) or value.lower() not in allowed:
+        choices = ", ".join(repr(a) for a in allowed)
+        raise ValueError(f"`{name}` must be one of {choices}; got {show(value)}.")
+    return value.lower()
+
+
+def _check_grid(grid, target, bound, S, procedure="union"):
+    """Sorted distinct grid; the default of ``(target, bound, procedure)`` when ``grid`` is None."""
+    if grid is None:
+        if bound == "rademacher":
+            return np.unique(S)
+        if target == "mdr" and procedure == "fixed_sequence" and bound not in _JUDGE_BOUNDS:
+            # MDR(t) is nondecreasing in t: fixed-sequence testing over *all* thresholds is
+            # valid (every t below the smallest score tests like the first point).
+            u = np.unique(S)
+            return np.r_[np.nextafter(u[0], -np.inf), u]
+        lo, hi = float(S.min()), float(S.max())
+        size = _DEFAULT_GRID_SIZE[target]
+        if lo < 0.0 or hi > 1.0:
+            raise ValueError(
+                f"`cal_scores` lie outside [0, 1] (min {lo!r}, max {hi!r}), but the default "
+                f"grid np.linspace(0, 1, {size}) of bound={bound!r}, procedure={procedure!r} "
+                "assumes scores in [0, 1]. Pass `grid=`, a set of thresholds fixed before seeing "
+                f"the calibration data (e.g. np.linspace(low, high, {size}) from known bounds of "
+                "the score); a grid built from the calibration scores voids the guarantee."
+            )
+        return np.linspace(0.0, 1.0, size)
+    g = check_scores(grid, "grid")
+    check_nonempty(g, "grid", what="candidate threshold")
+    return np.unique(g)
+
+
+def _empirical_means_on_grid(L, S, grid):
+    """``(1/n) sum_i L_i 1{S_i <= t}`` and ``(1/n) sum_i 1{S_i <= t}`` for every t in ``grid``."""
+    n = S.shape[0]
+    order = np.argsort(S, kind="stable")
+    s_sorted = S[order]
+    cum_l = np.r_[0.0, np.cumsum(L[order])]
+    k = np.searchsorted(s_sorted, grid, side="right")  # #{i : S_i <= t}
+    return cum_l[k] / n, k / n
+
+
+def _rademacher(L, S, n_draws, random_state, *, with_indicator):
+    """Monte Carlo empirical Rademacher complexities over all thresholds t.
+
+    Returns ``(rad_l, rad_1)``: the averages over ``n_draws`` sign vectors of
+    ``sup_t (1/n) sum_i sigma_i L_i 1{S_i <= t}`` and of ``sup_t (1/n) sum_i sigma_i 1{S_i <= t}``
+    (``rad_1`` is None unless ``with_indicator``). The supremum over all real t is a maximum of
+    prefix sums in score order, taken at the ends of tie groups, and 0 (t below every score).
+    Signs: ``sigma_ki = -1`` if ``U_ki < 0.5`` else ``+1``, with
+    ``U = check_random_state(random_state).random_sample((n_draws, n))`` in the order of the
+    calibration points as given; blocks of rows are drawn one after another, which yields the
+    same ``U`` as one draw of the full matrix.
+    """
+    rng = check_random_state(random_state)
+    n = S.shape[0]
+    order = np.argsort(S, kind="stable")
+    s_sorted = S[order]
+    ends = np.flatnonzero(np.r_[s_sorted[1:] != s_sorted[:-1], True])  # last index of tie groups
+    l_sorted = L[order]
+    block = max(1, _BLOCK_ENTRIES // n)
+    sup_l = np.empty(n_draws)
+    sup_1 = np.empty(n_draws) if with_indicator else None
+    for start in range(0, n_draws, block):
+        rows = min(block, n_draws - start)
+        signs = np.where(rng.random_sample((rows, n)) < 0.5, -1.0, 1.0)[:, order]
+        prefix = np.cumsum(signs * l_sorted, axis=1)[:, ends]
+        sup_l[start : start + rows] = np.maximum(prefix.max(axis=1), 0.0)
+        if with_indicator:
+            prefix = np.cumsum(signs, axis=1)[:, ends]
+            sup_1[start : start + rows] = np.maximum(prefix.max(axis=1), 0.0)
+    rad_l = float(sup_l.mean() / n)
+    rad_1 = float(sup_1.mean() / n) if with_indicator else None
+    return rad_l, rad_1
+
+
+def concentration_threshold(
+    cal_risks,
+    cal_scores,
+    alpha,
+    *,
+    target="mdr",
+    bound="auto",
+    procedure="auto",
+    delta=0.1,
+    grid=None,
+    n_draws=100,
+    random_state=None,
+    cal_judge_risks=None,
+    unlabeled_judge_risks=None,
+    unlabeled_scores=None,
+):
+    """PAC deployment threshold: concentration bounds (SCoRE App. D.4) or Learn-then-Test.
+
+    Deploy a test point iff ``s(X) <= t_hat``, where ``t_hat`` is chosen so that
+    ``risk(t_hat) <= alpha`` **with probability at least 1 - delta over the calibration data**
+    (a PAC-type guarantee; it is not the in-expectation control of SCoRE,
+    :func:`~sklearn_riskcontrol.evalues.mdr_decisions`,
+    :func:`~sklearn_riskcontrol.evalues.sdr_evalues`). Two risks:
+
+    * ``target="mdr"``: ``MDR(t) = E[L 1{s(X) <= t}]``;
+    * ``target="sdr"``: ``SDR*(t) = E[L | s(X) <= t]``, the risk among deployed points.
+
+    **Uniform concentration bounds** (the SCoRE paper's baselines), ``t_hat = max{t in grid :
+    upper_bound(t) <= alpha}``. With ``Lbar(t) = (1/n) sum_i L_i 1{S_i <= t}`` and
+    ``Pbar(t) = (1/n) sum_i 1{S_i <= t}``, MDR is bounded by ``Lbar(t) + eps`` and SDR by
+    ``(Lbar(t) + eps) / (Pbar(t) - eps')`` (``inf`` where the denominator is ``<= 0``):
+
+    * ``bound="hoeffding"``, ``procedure="union"``: union bound over a grid ``G`` fixed before
+      seeing the data, ``eps = sqrt(log(2|G|/delta) / (2n))`` for MDR and
+      ``eps = eps' = sqrt(log(4|G|/delta) / (2n))`` for SDR. Default ``G = np.linspace(0, 1,
+      101)`` (MDR) or ``np.linspace(0, 1, 100)`` (SDR), as in the paper (scores in [0, 1]).
+    * ``bound="rademacher"``: uniform over all thresholds, ``eps = 2 Rad + 3 sqrt(log(2/delta) /
+      (2n))`` for MDR, ``eps = 2 Rad + c``, ``eps' = 2 Rad~ + c``, ``c = 3 sqrt(log(4/delta) /
+      (2n))`` for SDR, with ``Rad``, ``Rad~`` the empirical Rademacher complexities of
+      ``{t -> L_i 1{S_i <= t}}`` and ``{t -> 1{S_i <= t}}`` (``n_draws`` sign vectors).
+      Default grid: the calibration scores.
+
+    **Learn-then-Test** (Angelopoulos et al. 2021; :mod:`sklearn_riskcontrol.evalues.ltt`): a
+    p-value for ``H_t: risk(t) > alpha`` at every grid point, computed on ``L_i 1{S_i <= t}``
+    of all ``n`` points (MDR) or on the losses of the ``n_t`` points with ``S_i <= t`` (SDR;
+    valid conditionally on ``n_t``), then a multiple-testing ``procedure`` controlling the
+    family-wise error at ``delta``; ``t_hat`` is the largest rejected threshold:
+
+    * ``bound="binomial"``: exact binomial test ``P(Binom(n, alpha) <= #errors)``, binary losses
+      only; ``"hoeffding_bentkus"``: ``min(exp(-n h(min(rhat, alpha), alpha)),
+      e P(Binom(n, alpha) <= ceil(n rhat)))``, any losses in [0, 1]; ``"wsr"``: testing by
+      betting with the WSR bets, ``p = 1 / max wealth`` (losses taken in the order given, which
+      must be exchangeable); ``"hoeffding"`` with a procedure other than ``"union"``:
+      ``exp(-2 n (alpha - rhat)_+**2)``.
+    * ``procedure="fixed_sequence"``: thresholds tested from the safest (smallest) up at level
+      ``delta``, stopping at the first non-rejection; ``"fallback"``: Wiens' fallback procedure
+      (threshold ``k`` of the ascending grid gets the level ``delta w_k``, ``w_k`` proportional
+      to ``0.98**k``, plus the level of threshold ``k - 1`` if that one was rejected; a
+      non-rejection does not end the search); ``"union"``: Bonferroni, level ``delta / |G|``.
+
+    Defaults (``bound="auto"``, ``procedure="auto"``): ``"binomial"`` when every calibration
+    loss is 0 or 1 (e.g. ``risk="zero_one"``), else ``"hoeffding_bentkus"``; for MDR,
+    fixed-sequence testing over *all* thresholds (grid = the calibration scores, valid because
+    ``MDR(t)`` is nondecreasing in ``t``, as in Bates et al.'s RCPS); for SDR, the fallback
+    procedure on ``np.linspace(0, 1, 100)``. Chosen by measurement
+    (``benchmarks/bench_pac_selective.py``, random forest on digits and letter, alpha in
+    {.01, .02, .03}, delta = .1, 100 shuffled splits): the fallback deploys within .002 of
+    fixed-sequence testing on letter and .88-.96 on digits, where fixed-sequence testing
+    deploys nothing (its first threshold holds too few calibration points); equal weights lose
+    up to .005 on letter, decays .95-.97 up to .8 on digits; the exact binomial test deploys
+    more than Hoeffding-Bentkus, and WSR is no better on 0/1 losses and 10-100x slower.
+    ``bound="auto"`` relies on the loss being binary *by construction*: pass
+    ``"hoeffding_bentkus"`` for a loss that may take values strictly between 0 and 1.
+
+    **Prediction-powered Learn-then-Test** (``bound="rautoeval"``): an auto-evaluator (judge, e.g. a second model or an LLM) labels ``N >= n``
+    unlabeled points drawn from the same distribution as the labeled ones; the p-value at ``t``
+    is R-AutoEval+'s (:func:`~sklearn_riskcontrol.evalues.autoeval.rautoeval_test`) on the
+    labeled losses below ``t``, the judge's losses on them and the judge's losses on the
+    unlabeled points below ``t`` (SDR; valid conditionally on both counts), or on
+    ``L 1{S <= t}`` and its judge analogues over all points (MDR); see
+    :func:`~sklearn_riskcontrol.evalues.ltt.rautoeval_pvalues`. A good judge certifies larger
+    thresholds with the same labels; a useless one keeps the guarantee and costs little (the
+    mixture over reliance factors falls back on the labels). Default procedures as above, with
+    the fixed grid ``np.linspace(0, 1, 101)`` for MDR too; with ``"fixed_sequence"`` and
+    ``"union"`` (every threshold tested at a level known in advance) each e-process stops at
+    its first crossing (``early_stopping``; same decisions, less work).
+
+    R-AutoEval+ pays for the judge's range (its observations lie in ``[-rho, 1 + rho]``): on
+    0/1 losses at small ``alpha`` the exact binomial test on the labels alone certifies more
+    (measured in the user guide). So the default with judge arrays (``"auto"``) is
+    ``"rautoeval_or_binomial"`` (``"rautoeval_or_hoeffding_bentkus"`` for non-binary losses):
+    ``p_t = min(1, p_t^labels / 0.9, p_t^R-AutoEval+ / 0.1)``, a valid p-value by the weighted
+    union bound: it rejects when the labels-only test does at ``0.9 delta`` or R-AutoEval+ at
+    ``0.1 delta`` (fixing the split in advance is what keeps it valid; taking the better of the
+    two after seeing the data would not be).
+
+    **What the grid and its order may depend on.** For ``"union"``, ``"fixed_sequence"`` and
+    ``"fallback"`` on SDR, the grid, its order (ascending) and the weights must be fixed before
+    seeing the calibration data, *labels and scores*: the SDR p-value at ``t`` is valid given
+    ``n_t`` only, and a grid built from the calibration scores would condition on more. They may
+    depend on anything independent of the calibration data: known bounds of the score (the
+    default ``[0, 1]`` grid of ``risk_score="proba"``), the model's training data, or unlabeled
+    data not used for calibration. MDR with fixed-sequence testing is the exception (monotone
+    risk: testing every threshold in increasing order is valid, so the grid is the calibration
+    scores).
+
+    Parameters
+    ----------
+    cal_risks : array-like of shape (n,)
+        Calibration risks ``L_i`` in [0, 1].
+    cal_scores : array-like of shape (n,)
+        Finite calibration scores ``S_i = s(X_i)`` (smaller = safer).
+    alpha : float in (0, 1)
+        Tolerated risk (MDR or SDR).
+    target : {"mdr", "sdr"}, default="mdr"
+        Which risk to control.
+    bound : {"auto", "binomial", "hoeffding_bentkus", "wsr", "hoeffding", "rademacher", \
+"rautoeval", "rautoeval_or_binomial", "rautoeval_or_hoeffding_bentkus"}, default="auto"
+        Concentration bound or p-value (see above). Before the Learn-then-Test options the
+        default was ``"hoeffding"``; pass ``bound="hoeffding", procedure="union"`` for the
+        paper's baseline. ``"auto"`` is ``"rautoeval_or_binomial"`` (binary losses) or
+        ``"rautoeval_or_hoeffding_bentkus"`` when the judge arrays are given (only the three
+        ``rautoeval`` bounds use them: an explicit other bound with them is an error).
+    procedure : {"auto", "fallback", "fixed_sequence", "union"}, default="auto"
+        Multiple-testing procedure over the grid. ``"auto"``: ``"union"`` for ``"hoeffding"``
+        (the paper's baseline), none for ``"rademacher"`` (only ``"auto"`` / ``"union"`` are
+        accepted there: its bound is uniform), otherwise as described above.
+    delta : float in (0, 1), default=0.1
+        Failure probability.
+    grid : array-like of shape (g,), optional
+        Candidate thresholds (sorted and de-duplicated; ``|G|`` is the number of distinct
+        points). Except for ``"rademacher"`` and for MDR with ``"fixed_sequence"``, it must not
+        depend on the calibration data (see above), and it is required when the scores are not
+        in [0, 1].
+    n_draws : int, default=100
+        Number of Rademacher sign vectors used to estimate the complexities (``"rademacher"``
+        only; the paper uses 100).
+    random_state : int, RandomState instance, numpy.random.Generator or None, default=None
+        Seed of the Rademacher signs (``"rademacher"`` only); an int makes the result
+        reproducible.
+    cal_judge_risks : array-like of shape (n,), optional
+        ``bound="rautoeval"``: the judge's losses on the labeled calibration points (the loss
+        of the prediction against the judge's label), in [0, 1], in the order of ``cal_risks``.
+    unlabeled_judge_risks : array-like of shape (N,), optional
+        ``bound="rautoeval"``: the judge's losses on ``N >= n`` unlabeled points, in [0, 1].
+        Labeled and unlabeled points must be exchangeable draws from one distribution, each in
+        an exchangeable order (nothing is shuffled), and the score and the judge must not
+        depend on them.
+    unlabeled_scores : array-like of shape (N,), optional
+        ``bound="rautoeval"``: finite scores of the unlabeled points.
+
+    Returns
+    -------
+    ConcentrationResult
+        With fields ``threshold``, ``grid``, ``upper_bound``, ``slack`` (``eps``),
+        ``denominator_slack`` (``eps'``, SDR only), ``procedure``, ``pvalues`` and ``rejected``
+        (Learn-then-Test only; ``upper_bound`` is then NaN) and the method
+        ``decide(test_scores)``. When nothing is certified, ``threshold = -inf`` (nothing is
+        deployed) and a :class:`~sklearn_riskcontrol._validation.RiskControlWarning` says why.
+
+    Notes
+    -----
+    The Rademacher complexity is the conditional expectation over the signs; like the paper, the
+    Monte Carlo average over ``n_draws`` sign vectors is used in its place, and its own Monte
+    Carlo error is not added to the slack. The same sign vectors are used for ``Rad`` and
+    ``Rad~``. Draw ``k`` uses ``sigma_ki = -1`` if ``U_ki < 0.5`` and ``+1`` otherwise, where
+    ``U = check_random_state(random_state).random_sample((n_draws, n))`` follows the order of the
+    calibration points as given. The supremum over thresholds is a running maximum of prefix
+    sums in score order (including ``t`` below every score, where the sum is 0), so the cost is
+    O(n log n + n_draws n).
+
+    The paper's lower bound on the SDR denominator in the Rademacher case is printed as
+    ``Pbar(t) - 2 Rad~ + 3 sqrt(...)``; a lower bound needs ``- 3 sqrt(...)``, which is used here.
+
+    For MDR with fixed-sequence testing the grid starts just below the smallest calibration
+    score (every ``t`` below it tests like that point), then every distinct score.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_riskcontrol.evalues.bounds import concentration_threshold
+    >>> rng = np.random.default_rng(0)
+    >>> scores = rng.uniform(size=2000)
+    >>> risks = (rng.uniform(size=2000) < scores).astype(float)  # riskier when the score is high
+    >>> # The paper's Hoeffding baseline: MDR(t_hat) <= 0.2 with probability >= 0.9
+    >>> res = concentration_threshold(risks, scores, alpha=0.2, target="mdr", delta=0.1,
+    ...                               bound="hoeffding", procedure="union")
+    >>> float(res.threshold)
+    0.56
+    >>> res.decide([0.1, 0.5, 0.9])
+    array([ True,  True, False])
+    >>> # Rademacher: uniform over all t, grid = the scores, but a larger slack
+    >>> res = concentration_threshold(risks, scores, alpha=0.2, bound="rademacher",
+    ...                               random_state=0)
+    >>> round(res.threshold, 3), round(res.slack, 3)
+    (0.43, 0.107)
+    >>> res = concentration_threshold(risks, scores, alpha=0.4, target="sdr",
+    ...                               bound="hoeffding", procedure="union")
+    >>> round(res.threshold, 3)
+    0.566
+    >>> # Default: exact binomial p-values (0/1 losses); MDR by fixed-sequence testing over all
+    >>> # thresholds, SDR by the fallback procedure on linspace(0, 1, 100). Same guarantee
+    >>> # (risk at t_hat <= alpha with probability >= 0.9), larger thresholds:
+    >>> res = concentration_threshold(risks, scores, alpha=0.2, target="mdr")
+    >>> res.bound, res.procedure, round(res.threshold, 3)
+    ('binomial', 'fixed_sequence', 0.61)
+    >>> res = concentration_threshold(risks, scores, alpha=0.4, target="sdr")
+    >>> res.procedure, round(res.threshold, 3)
+    ('fallback', 0.768)
+    >>> # Prediction-powered (R-AutoEval+ p-values): 300 labels, 3000 points labeled by a
+    >>> # judge that agrees with the truth 95% of the time. Same guarantee, SDR at t_hat <= 0.4
+    >>> # with probability >= 0.9 over the labeled and unlabeled data.
+    >>> u_scores = rng.uniform(size=3000)
+    >>> u_truth = (rng.uniform(size=3000) < u_scores).astype(float)
+    >>> flip = lambda x: np.where(rng.uniform(size=x.size) < 0.95, x, 1 - x)
+    >>> ppi = concentration_threshold(risks[:300], scores[:300], alpha=0.4, target="sdr",
+    ...                               cal_judge_risks=flip(risks[:300]),
+    ...                               unlabeled_judge_risks=flip(u_truth),
+    ...                               unlabeled_scores=u_scores)
+    >>> lab = concentration_threshold(risks[:300], scores[:300], alpha=0.4, target="sdr")
+    >>> ppi.bound, round(ppi.threshold, 3), round(lab.threshold, 3)
+    ('rautoeval_or_binomial', 0.636, 0.616)
+    """
+    alpha = check_level(alpha, "alpha")
+    delta = check_level(delta, "delta")
+    target = _check_option(target, "target", _TARGETS)
+    bound = _check_option(bound, "bound", _BOUNDS)
+    n_draws = check_number(n_draws, "n_draws", integer=True, minimum=1)
+    L = check_risks(cal_risks, "cal_risks")
+    S = check_scores(cal_scores, "cal_scores")
+    check_same_length(cal_risks=L, cal_scores=S)
+    check_nonempty(L, "cal_risks")
+    judge = _check_judge(bound, L, cal_judge_risks, unlabeled_judge_risks, unlabeled_scores)
+    if judge is not None:
+        bound = "rautoeval_or_" + _resolve_bound("auto", L) if bound == "auto" else bound
+        if bound == "rautoeval_or_binomial":
+            _resolve_bound("binomial", L)  # binary losses only
+    else:
+        bound = _resolve_bound(bound, L)
+    procedure = _resolve_procedure(procedure, bound, target)
+    n = L.shape[0]
+    G = _check_grid(grid, target, bound, S, procedure)
+    if (bound in PVALUE_BOUNDS or bound in _JUDGE_BOUNDS) and not (
+            bound == "hoeffding" and procedure == "union"):
+        return _ltt_threshold(L, S, G, alpha, delta, target, bound, procedure, judge)
+    l_bar, p_bar = _empirical_means_on_grid(L, S, G)
+
+    if bound == "hoeffding":
+        k = 2.0 if target == "mdr" else 4.0
+        slack = float(np.sqrt(np.log(k * G.shape[0] / delta) / (2.0 * n)))
+        den_slack = slack if target == "sdr" else None
+    else:
+        rad_l, rad_1 = _rademacher(
+            L, S, n_draws, random_state, with_indicator=(target == "sdr")
+        )
+        k = 2.0 if target == "mdr" else 4.0
+        conc = 3.0 * float(np.sqrt(np.log(k / delta) / (2.0 * n)))
+        slack = 2.0 * rad_l + conc
+        den_slack = 2.0 * rad_1 + conc if target == "sdr" else None
+
+    if target == "mdr":
+        upper = l_bar + slack
+    else:
+        lower = p_bar - den_slack
+        with np.errstate(divide="ignore", invalid="ignore"):
+            upper = np.where(lower > 0, (l_bar + slack) / lower, np.inf)
+
+    ok = upper <= alpha
+    if ok.any():
+        threshold = float(G[np.flatnonzero(ok)[-1]])
+    else:
+        threshold = -np.inf
+        warn(
+            f"No threshold is certified: the {bound} upper bound on the {target.upper()} exceeds "
+            f"alpha={alpha:g} at every grid point (smallest bound {float(upper.min()):.4g}, slack "
+            f"{slack:.4g} with n={n}), so nothing is deployed. A larger calibration set, a "
+            "larger alpha or delta, or SCoRE (exact, non-PAC control) may help."
+        )
+    G.flags.writeable = False
+    upper.flags.writeable = False
+    return ConcentrationResult(
+        threshold=threshold,
+        grid=G,
+        upper_bound=upper,
+        slack=slack,
+        denominator_slack=den_slack,
+        target=target,
+        bound=bound,
+        alpha=alpha,
+        delta=delta,
+        procedure=procedure,
+    )
+
+
+_JUDGE_ARGS = ("cal_judge_risks", "unlabeled_judge_risks", "unlabeled_scores")
+
+
+def _check_judge(bound, L, cal_judge_risks, unlabeled_judge_risks, unlabeled_scores):
+    """Validated judge arrays ``(J, U, T)`` for the ``rautoeval`` bounds (None without them)."""
+    given = [a is not None for a in (cal_judge_risks, unlabeled_judge_risks, unlabeled_scores)]
+    if not any(given):
+        if bound in _JUDGE_BOUNDS:
+            raise ValueError(
+                f"bound={bound!r} needs the auto-evaluator's losses: pass `cal_judge_risks`, "
+                "`unlabeled_judge_risks` and `unlabeled_scores` (or use a labels-only bound)."
+            )
+        return None
+    if not all(given):
+        missing = ", ".join(f"`{a}`" for a, g in zip(_JUDGE_ARGS, given) if not g)
+        raise ValueError(f"The prediction-powered bound needs all three judge arrays; {missing} "
+                         "missing.")
+    if bound != "auto" and bound not in _JUDGE_BOUNDS:
+        raise ValueError(
+            f"`cal_judge_risks`, `unlabeled_judge_risks` and `unlabeled_scores` are used only by "
+            f"the prediction-powered bounds {_JUDGE_BOUNDS} ('auto' picks one), but "
+            f"bound={bound!r}; drop them for a labels-only bound, or pass bound='auto'."
+        )
+    J = check_risks(cal_judge_risks, "cal_judge_risks")
+    check_same_length(cal_risks=L, cal_judge_risks=J)
+    U = check_risks(unlabeled_judge_risks, "unlabeled_judge_risks")
+    T = check_scores(unlabeled_scores, "unlabeled_scores")
+    check_same_length(unlabeled_judge_risks=U, unlabeled_scores=T)
+    if U.shape[0] < L.shape[0]:
+        raise ValueError(
+            f"`unlabeled_judge_risks` has {U.shape[0]} entries, fewer than the {L.shape[0]} "
+            "labeled calibration points: R-AutoEval+ averages the judge's losses in blocks of "
+            "r = floor(N / n) >= 1 unlabeled points per labeled one. Pass more unlabeled "
+            "points, or drop the judge arrays for a labels-only bound."
+        )
+    return J, U, T
+
+
+def _resolve_bound(bound, L):
+    binary = bool(np.all((L == 0.0) | (L == 1.0)))
+    if bound == "auto":
+        return "binomial" if binary else "hoeffding_bentkus"
+    if bound == "binomial" and not binary:
+        bad = int(np.flatnonzero((L != 0.0) & (L != 1.0))[0])
+        raise ValueError(
+            f"bound='binomial' needs binary losses (0 or 1, e.g. risk='zero_one'), but "
+            f"cal_risks[{bad}] = {float(L[bad])!r}; use bound='hoeffding_bentkus' (or 'wsr') "
+            "for losses anywhere in [0, 1]."
+        )
+    return bound
+
+
+def _resolve_procedure(procedure, bound, target):
+    procedure = _check_option(procedure, "procedure", _PROCEDURES)
+    if bound == "rademacher":
+        if procedure not in ("auto", "union"):
+            raise ValueError(
+                f"`procedure`={procedure!r} does not apply to bound='rademacher', whose bound "
+                "holds for all thresholds at once; use procedure='auto' (or 'union'), or a "
+                "p-value bound ('hoeffding_bentkus', 'wsr', 'hoeffding') for sequential testing."
+            )
+        return "union"
+    if procedure == "auto":
+        return "union" if bound == "hoeffding" else _DEFAULT_PROCEDURE[target]
+    return procedure
+
+
+def _ltt_threshold(L, S, G, alpha, delta, target, bound, procedure, judge=None):
+    """Learn-then-Test: p-values on the grid (ascending = safest first), then the procedure."""
+    J, U, T = (None, None, None) if judge is None else judge
+    level = delta / G.shape[0] if procedure == "union" else delta
+    labels_bound = bound[len("rautoeval_or_"):] if bound.startswith("rautoeval_or_") else None
+    judge_share = 1.0 - _LABELS_SHARE if labels_bound else 1.0
+    pvals, n_points = threshold_pvalues(
+        L, S, G, alpha, target=target, bound="rautoeval" if labels_bound else bound,
+        # a combined p-value rejects at `level` iff a part does at its share of it
+        delta=level * judge_share,
+        cal_judge_risks=J, unlabeled_judge_risks=U, unlabeled_scores=T,
+        # every threshold's level is known in advance (delta or delta / |G|): stopping each
+        # e-process at its crossing leaves the decisions unchanged
+        early_stopping=procedure != "fallback",
+    )
+    if labels_bound:  # weighted union bound over the two tests of each threshold
+        p_labels, _ = threshold_pvalues(L, S, G, alpha, target=target, bound=labels_bound,
+                                        delta=level * _LABELS_SHARE)
+        pvals = np.minimum(1.0, np.minimum(p_labels / _LABELS_SHARE, pvals / judge_share))
+    weights = _FALLBACK_DECAY ** np.arange(G.shape[0]) if procedure == "fallback" else None
+    rejected = select(pvals, delta, procedure, weights)
+    if rejected.any():
+        threshold = float(G[np.flatnonzero(rejected)[-1]])
+    else:
+        threshold = -np.inf
+        best = int(np.argmin(pvals))
+        warn(
+            f"No threshold is certified: with bound={bound!r} and procedure={procedure!r} no "
+            f"grid point rejects H_t: {target.upper()}(t) > alpha={alpha:g} at delta={delta:g} "
+            f"(smallest p-value {float(pvals[best]):.4g}, from {int(n_points[best])} of "
+            f"{L.shape[0]} calibration points), so nothing is deployed. A larger calibration "
+            "set, a larger alpha or delta, or SCoRE (exact, non-PAC control) may help."
+        )
+    for arr in (G, pvals, rejected):
+        arr.flags.writeable = False
+    upper = np.full(G.shape[0], np.nan)
+    upper.flags.writeable = False
+    return ConcentrationResult(
+        threshold=threshold, grid=G, upper_bound=upper, slack=float("nan"),
+        denominator_slack=None, target=target, bound=bound, alpha=alpha, delta=delta,
+        procedure=procedure, pvalues=pvals, rejected=rejected,
+    )

@@ -1,0 +1,350 @@
+"""PAC-type baselines and Learn-then-Test selective control: :class:`ConcentrationMDR` and
+:class:`ConcentrationSDR`, over the thresholds of :mod:`._bounds`."""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils import _safe_indexing
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+
+from .._validation import (
+    warn,
+)
+from .._wrapping import (
+    indexable_rows,
+    n_rows,
+)
+from .._labels import (
+    is_classification,
+    labeled_and_unlabeled,
+    raw_judge_labels,
+    unlabeled_mask,
+)
+from ._bounds import concentration_threshold
+from ._base import _DeploymentBase, _shared_params
+
+__all__ = ["ConcentrationMDR", "ConcentrationSDR"]
+
+
+class _ConcentrationBase(_DeploymentBase):
+    _supports_shift = False
+    _target = None
+    _parameter_constraints = {
+        **_DeploymentBase._parameter_constraints,
+        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "bound": [StrOptions({"auto", "binomial", "hoeffding_bentkus", "wsr", "hoeffding",
+                              "rademacher", "rautoeval", "rautoeval_or_binomial",
+                              "rautoeval_or_hoeffding_bentkus"})],
+        "procedure": [StrOptions({"auto", "fallback", "fixed_sequence", "union"})],
+        "grid": ["array-like", None],
+        "n_draws": [Interval(Integral, 1, None, closed="left")],
+        "auto_evaluator": [HasMethods(["predict"]), callable, None],
+    }
+
+    def __init__(
+        self,
+        estimator,
+        *,
+        risk="zero_one",
+        risk_score="proba",
+        alpha=0.1,
+        delta=0.1,
+        bound="auto",
+        procedure="auto",
+        grid=None,
+        n_draws=100,
+        calib_size=0.5,
+        random_state=None,
+        n_jobs=None,
+        verbose=0,
+        auto_evaluator=None,
+    ):
+        self.estimator = estimator
+        self.risk = risk
+        self.risk_score = risk_score
+        self.alpha = alpha
+        self.delta = delta
+        self.auto_evaluator = auto_evaluator
+        self.bound = bound
+        self.procedure = procedure
+        self.grid = grid
+        self.n_draws = n_draws
+        self.calib_size = calib_size
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    def fit(self, X, y, *, shift_weights=None):
+        """Calibrate and compute the concentration threshold ``threshold_``.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Calibration inputs (labeled and, with an ``auto_evaluator``, unlabeled rows).
+        y : array-like of shape (n_samples,)
+            Labels. With an ``auto_evaluator``, unlabeled rows are marked like in
+            :class:`~sklearn_riskcontrol.RAutoEvalPlus`: ``-1`` for classes, NaN for
+            regression (a missing value in an object ``y`` too); the auto-evaluator labels
+            them and the labeled calibration rows. Without one, every row must be labeled.
+        shift_weights : None
+            Accepted only to raise a clear error: these baselines assume no covariate shift.
+
+        Returns
+        -------
+        self
+        """
+        judge = None
+        if self.auto_evaluator is not None:
+            judge = self._split_unlabeled(X, y, shift_weights)
+        else:
+            if self.bound.startswith("rautoeval"):
+                raise ValueError(
+                    f"bound={self.bound!r} needs an `auto_evaluator` (a fitted model with predict, "
+                    "or a callable X -> labels) and unlabeled rows in fit; pass one, or use a "
+                    "labels-only bound ('auto')."
+                )
+            super().fit(X, y, shift_weights=shift_weights)
+        self.n_unlabeled_ = 0 if judge is None else int(judge[1].shape[0])
+        bound = self.bound
+        if judge is not None and bound == "auto":
+            # R-AutoEval+ or the labels alone, whichever rejects (union bound over the two)
+            bound = "rautoeval_or_" + ("binomial" if self.risk_.binary else "hoeffding_bentkus")
+        elif bound == "auto" and not self.risk_.binary:
+            # The exact binomial p-values need losses that are 0/1 by construction; 0/1 values
+            # on this calibration draw do not make a [0, 1] loss binary.
+            bound = "hoeffding_bentkus"
+        self.result_ = concentration_threshold(
+            self.cal_risks_,
+            self.cal_scores_,
+            self.alpha,
+            target=self._target,
+            bound=bound,
+            procedure=self.procedure,
+            delta=self.delta,
+            grid=self.grid,
+            n_draws=self.n_draws,
+            random_state=self.random_state,
+            **({} if judge is None else dict(
+                cal_judge_risks=judge[0], unlabeled_judge_risks=judge[1],
+                unlabeled_scores=judge[2],
+            )),
+        )
+        self.threshold_ = self.result_.threshold
+        return self
+
+    def _split_unlabeled(self, X, y, shift_weights):
+        """Calibrate on the labeled rows; return the judge arrays ``(J, U, T)`` for
+        ``bound="rautoeval"`` (None, with a warning, when ``y`` marks no unlabeled row)."""
+        self._validate_params()
+        if self.bound != "auto" and not self.bound.startswith("rautoeval"):
+            raise ValueError(
+                f"An `auto_evaluator` is used only by the prediction-powered bounds ('rautoeval', "
+                f"'rautoeval_or_binomial', 'rautoeval_or_hoeffding_bentkus'; 'auto' picks one), "
+                f"but bound={self.bound!r}; pass bound='auto', or auto_evaluator=None for a "
+                "labels-only bound."
+            )
+        if y is None:
+            return super().fit(X, y)  # raises the usual error
+        X = indexable_rows(X)
+        y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y.ravel()
+        if y.ndim != 1 or n_rows(X) != len(y):
+            raise ValueError(f"`X` has {n_rows(X)} rows but `y` has shape {y.shape}; `y` must "
+                             "be 1-d with one entry per row.")
+        classification = is_classification(self.estimator, y)
+        idx_lab, idx_unl = labeled_and_unlabeled(y, classification,
+                                                  "calibration needs labeled rows")
+        y_lab = y[idx_lab]
+        if y_lab.dtype.kind == "O":
+            y_lab = np.array(y_lab.tolist())
+        X_lab = _safe_indexing(X, idx_lab)
+        super().fit(X_lab, y_lab, shift_weights=shift_weights)
+        if idx_unl.size == 0:
+            if self.bound.startswith("rautoeval"):
+                raise ValueError(
+                    f"bound={self.bound!r} needs unlabeled rows, marked in `y` with -1 (classes) or "
+                    "NaN (regression), for the auto_evaluator to label; `y` marks none."
+                )
+            warn(
+                f"{type(self).__name__} got an `auto_evaluator` but `y` marks no unlabeled row "
+                "(-1 for classes, NaN for regression), so the threshold uses the labels alone "
+                "(the default labels-only bound)."
+            )
+            return None
+        X_cal = _safe_indexing(X_lab, self._calibration_rows)
+        X_unl = _safe_indexing(X, idx_unl)
+        n_cal = self.cal_risks_.shape[0]
+        if idx_unl.size < n_cal:
+            raise ValueError(
+                f"{idx_unl.size} unlabeled rows for {n_cal} labeled calibration rows: the "
+                "auto_evaluator's losses are averaged in blocks of r = floor(n_unlabeled / "
+                "n_labeled) >= 1 unlabeled rows per labeled row, so at least as many unlabeled "
+                "rows as labeled ones are needed. Add unlabeled rows, or drop the auto_evaluator."
+            )
+        J = self.risk_(self._judge_labels(X_cal, classification), self._predict(X_cal))
+        U = self.risk_(self._judge_labels(X_unl, classification), self._predict(X_unl))
+        self.cal_judge_risks_, self.unlabeled_judge_risks_ = J, U
+        self.unlabeled_scores_ = self._scores(X_unl)
+        return J, U, self.unlabeled_scores_
+
+    def _judge_labels(self, X, classification):
+        labels = raw_judge_labels(self.auto_evaluator, X, self.n_jobs)
+        if labels.ndim == 2 and labels.shape[1] == 1:
+            labels = labels.ravel()
+        if labels.ndim != 1 or labels.shape[0] != n_rows(X):
+            raise ValueError(f"The auto_evaluator returned an array of shape {labels.shape} for "
+                             f"{n_rows(X)} rows; it must return one label per row.")
+        if unlabeled_mask(labels, classification).any():
+            raise ValueError("The auto_evaluator left rows unlabeled (it returned the unlabeled "
+                             "marker -1 or NaN); it must label every row it is given.")
+        return labels
+
+    def decide(self, X):
+        """Deploy where the score is at most ``threshold_``."""
+        scores, _ = self._test_inputs(X, None)
+        decided = self.result_.decide(scores)
+        # An infinite threshold was already reported by a warning in fit.
+        if decided.size and not decided.any() and np.isfinite(self.threshold_):
+            self._warn_nothing(
+                f"every test score is above the certified threshold {self.threshold_:.4g}."
+            )
+        return decided
+
+    def decision_function(self, X):
+        """Margin ``threshold_ - score``: ``decide(X) == (decision_function(X) >= 0)``."""
+        scores, _ = self._test_inputs(X, None)
+        return self.threshold_ - scores
+
+
+@_shared_params
+class ConcentrationMDR(_ConcentrationBase):
+    """PAC control of MDR: deploy where ``s(x) <= t_hat`` (Learn-then-Test, or paper App. D.4).
+
+    Guarantee: PAC-type (``MDR(t_hat) = E[L 1{s(X) <= t_hat}] <= alpha`` with probability
+    >= 1 - delta over the calibration data), not SCoRE's control in expectation
+    (:class:`SCoREMDR`). By default ``t_hat`` is the largest threshold reached by
+    fixed-sequence testing of ``H_t: MDR(t) > alpha`` over all thresholds in increasing order
+    (exact binomial p-values for 0/1 losses, Hoeffding-Bentkus otherwise; valid since ``MDR(t)``
+    is nondecreasing). ``bound="hoeffding", procedure="union"`` (Hoeffding over a fixed grid)
+    and ``bound="rademacher"`` are the SCoRE paper's baselines. See
+    :func:`~sklearn_riskcontrol.evalues.concentration_threshold` for every option.
+
+    Parameters
+    ----------__SHARED_PARAMS__
+    delta : float in (0, 1), default=0.1
+        Failure probability.
+    bound : {"auto", "binomial", "hoeffding_bentkus", "wsr", "hoeffding", "rademacher", \
+"rautoeval", "rautoeval_or_binomial", "rautoeval_or_hoeffding_bentkus"}, default="auto"
+        Concentration bound or p-value; ``"auto"`` = ``"binomial"`` when the risk is 0/1 by
+        construction (``"zero_one"``, ``"absolute"``, ``"threshold"``: ``Risk.binary``), else
+        ``"hoeffding_bentkus"`` (the default was ``"hoeffding"`` before the Learn-then-Test
+        options). With an ``auto_evaluator``, ``"auto"`` = ``"rautoeval_or_"`` + that bound:
+        at each threshold ``min(1, p_labels / 0.9, p_R-AutoEval+ / 0.1)`` (a weighted union
+        bound: valid; about the labels-only power, plus what a strong judge adds);
+        ``"rautoeval"`` uses R-AutoEval+ alone. The ``rautoeval`` bounds need an
+        ``auto_evaluator``; any other explicit bound with one is an error.
+    procedure : {"auto", "fallback", "fixed_sequence", "union"}, default="auto"
+        Multiple testing over the thresholds; ``"auto"`` = ``"fixed_sequence"`` over all
+        thresholds for the p-value bounds, ``"union"`` for ``"hoeffding"``.
+    grid : array-like, optional
+        Candidate thresholds, fixed before seeing the calibration data (labels and scores);
+        default: all thresholds for ``"fixed_sequence"`` and ``"rademacher"``, else 101 points
+        on [0, 1] (which assumes scores in [0, 1]).
+    n_draws : int, default=100
+        Rademacher sign vectors for the Rademacher complexity estimate.
+    calib_size, random_state, n_jobs, verbose : see :class:`SCoREMDR`
+    auto_evaluator : estimator with ``predict``, callable or None, default=None
+        A judge that labels rows (a fitted model, or a callable ``X -> labels``, like
+        :class:`~sklearn_riskcontrol.RAutoEvalPlus`'s ``autoevaluator``), fixed independently
+        of the calibration data. With one, ``fit(X, y)`` takes unlabeled rows too (``-1`` in
+        ``y`` for classes, NaN for regression, at least as many as the labeled calibration
+        rows) and the p-value at each threshold uses R-AutoEval+'s on the labeled risks, the
+        risks against the judge's labels on the same rows and on the unlabeled rows
+        (prediction-powered Learn-then-Test; by default combined with the labels-only p-value,
+        see ``bound``; default grid 101 points on [0, 1]). The guarantee is unchanged whatever
+        the judge's quality (a useless judge costs 10% of the labels-only test's level; a
+        strong one can certify larger thresholds with the same labels). Labeled
+        and unlabeled rows must be exchangeable draws from the test distribution, each in an
+        exchangeable order (nothing is shuffled). If ``y`` marks no unlabeled row, a warning
+        says so and the labels-only default bound is used.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.model_selection import train_test_split
+    >>> from sklearn_riskcontrol import ConcentrationMDR
+    >>> X, y = load_digits(return_X_y=True)
+    >>> X_fit, X_rest, y_fit, y_rest = train_test_split(X, y, train_size=600, random_state=0)
+    >>> X_cal, X_test, y_cal, y_test = train_test_split(X_rest, y_rest, test_size=500, random_state=0)
+    >>> model = LogisticRegression(max_iter=2000).fit(X_fit, y_fit)
+    >>> base = ConcentrationMDR(model, alpha=0.15).fit(X_cal, y_cal)
+    >>> bool(base.decide(X_test).mean() > 0)
+    True
+    >>> base.result_.bound, base.result_.procedure
+    ('binomial', 'fixed_sequence')
+    """
+    _target = "mdr"
+
+
+@_shared_params
+class ConcentrationSDR(_ConcentrationBase):
+    """PAC selective risk control: deploy where ``s(x) <= t_hat`` (Learn-then-Test, App. D.4).
+
+    Guarantee: PAC-type: the risk among deployed points ``E[L | s(X) <= t_hat] <= alpha`` with
+    probability >= 1 - delta over the calibration data (not SCoRE's control in expectation,
+    :class:`SCoRESDR`). By default each threshold of ``np.linspace(0, 1, 100)`` gets a p-value
+    for ``H_t: E[L | s(X) <= t] > alpha`` from the losses of the calibration points below it
+    (exact binomial for 0/1 losses, Hoeffding-Bentkus otherwise), and the fallback procedure
+    (ascending thresholds, family-wise error <= delta) picks ``t_hat``. It deploys at least as
+    much as MAPIE's Learn-then-Test ``BinaryClassificationController`` in
+    ``benchmarks/bench_pac_selective.py``. ``bound="hoeffding", procedure="union"`` is the SCoRE
+    paper's baseline (an upper bound on ``E[L 1{s(X) <= t}]`` over a lower bound on
+    ``P(s(X) <= t)``). See :func:`~sklearn_riskcontrol.evalues.concentration_threshold`.
+
+    Parameters
+    ----------__SHARED_PARAMS__
+    delta, bound, grid, n_draws, calib_size, random_state, n_jobs, verbose, auto_evaluator
+        See :class:`ConcentrationMDR` (default grid: 100 points on [0, 1], fixed in advance:
+        the SDR grid must not depend on the calibration data). With an ``auto_evaluator`` the
+        p-value at ``t`` uses the labeled calibration rows with score ``<= t`` and the
+        unlabeled rows with score ``<= t`` (valid given both counts: the two are then i.i.d.
+        draws of ``X`` given ``s(X) <= t``).
+    procedure : {"auto", "fallback", "fixed_sequence", "union"}, default="auto"
+        ``"auto"`` = ``"fallback"`` for the p-value bounds, ``"union"`` for ``"hoeffding"``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.model_selection import train_test_split
+    >>> from sklearn_riskcontrol import ConcentrationSDR
+    >>> X, y = load_digits(return_X_y=True)
+    >>> X_fit, X_rest, y_fit, y_rest = train_test_split(X, y, train_size=600, random_state=0)
+    >>> X_cal, X_test, y_cal, y_test = train_test_split(X_rest, y_rest, test_size=500, random_state=0)
+    >>> model = LogisticRegression(max_iter=2000).fit(X_fit, y_fit)
+    >>> base = ConcentrationSDR(model, alpha=0.1).fit(X_cal, y_cal)
+    >>> base.decide(X_test).dtype
+    dtype('bool')
+    >>> base.result_.bound, base.result_.procedure
+    ('binomial', 'fallback')
+
+    Few labels plus an auto-evaluator (here a second model; in practice e.g. an LLM judge):
+    200 labeled and the rest unlabeled calibration rows (``-1`` in ``y``), shuffled split.
+
+    >>> import numpy as np
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> judge = RandomForestClassifier(random_state=0).fit(X_fit, y_fit)
+    >>> labeled, _ = train_test_split(np.arange(len(y_cal)), train_size=200, random_state=0)
+    >>> y_semi = np.full_like(y_cal, -1)
+    >>> y_semi[labeled] = y_cal[labeled]
+    >>> ppi = ConcentrationSDR(model, alpha=0.1, auto_evaluator=judge).fit(X_cal, y_semi)
+    >>> lab = ConcentrationSDR(model, alpha=0.1).fit(X_cal[labeled], y_cal[labeled])
+    >>> ppi.result_.bound, ppi.n_unlabeled_
+    ('rautoeval_or_binomial', 497)
+    >>> # risk among deployed <= 0.1 with probability >= 0.9 for both; deployed share:
+    >>> float(ppi.decide(X_test).mean()), float(lab.decide(X_test).mean())
+    (1.0, 1.0)
+    """
+    _target = "sdr"
