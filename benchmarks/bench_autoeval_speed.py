@@ -41,8 +41,8 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from sklearn_riskcontrol.evalues import autoeval
-from sklearn_riskcontrol.evalues.autoeval import (
+from sklearn_riskcontrol.autoeval import _arrays as autoeval
+from sklearn_riskcontrol.autoeval._arrays import (
     effective_observations,
     rautoeval_confidence_interval,
     rautoeval_select,

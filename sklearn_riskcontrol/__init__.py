@@ -2,7 +2,10 @@
 
 __version__ = "0.1.0.dev0"
 
-from . import autoeval, bandits, evalues, metrics, online, risks  # noqa: E402
+# evalues first: it re-exports the methods' array layers, whose packages import its shared
+# modules (betting, testing) while it is still being imported.
+from . import evalues  # noqa: E402, I001
+from . import autoeval, bandits, metrics, online, risks  # noqa: E402
 from . import labeling, studies  # noqa: E402
 from . import tables  # noqa: E402
 from ._validation import RiskControlWarning  # noqa: E402

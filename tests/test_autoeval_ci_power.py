@@ -69,7 +69,7 @@ def toy(rng, n, r=3, risk=0.3, noise=0.1):
 
 
 def test_rounds_match_the_loop_definition():
-    from sklearn_riskcontrol.evalues.autoeval import _plugin_rounds
+    from sklearn_riskcontrol.autoeval._arrays import _plugin_rounds
 
     rng = np.random.default_rng(0)
     h, g, u = toy(rng, 300)  # rounds >= 128 hold rho between checkpoints
@@ -109,7 +109,7 @@ def test_bounds_match_a_fine_grid_inversion_of_the_loop(method):
 
 
 def test_factors_are_monotone_in_alpha():
-    from sklearn_riskcontrol.evalues.autoeval import _plugin_log_wealth
+    from sklearn_riskcontrol.autoeval._arrays import _plugin_log_wealth
 
     rng = np.random.default_rng(2)
     rho = rng.random(200)

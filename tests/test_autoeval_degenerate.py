@@ -16,9 +16,9 @@ from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn_riskcontrol import autoeval, studies
 from sklearn_riskcontrol._validation import RiskControlWarning
 from sklearn_riskcontrol.autoeval import RAutoEvalPlus, RiskControlledModelSelector
-from sklearn_riskcontrol.evalues import autoeval as array_autoeval
+from sklearn_riskcontrol.autoeval import _arrays as array_autoeval
 from sklearn_riskcontrol.evalues import betting
-from sklearn_riskcontrol.evalues.autoeval import (
+from sklearn_riskcontrol.autoeval._arrays import (
     effective_observations,
     rautoeval_confidence_interval,
     rautoeval_select,

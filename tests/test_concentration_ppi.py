@@ -14,7 +14,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_riskcontrol import ConcentrationMDR, ConcentrationSDR, RiskControlWarning
-from sklearn_riskcontrol.evalues.autoeval import rautoeval_test
+from sklearn_riskcontrol.autoeval._arrays import rautoeval_test
 from sklearn_riskcontrol.evalues.bounds import concentration_threshold
 from sklearn_riskcontrol.evalues.ltt import threshold_pvalues
 

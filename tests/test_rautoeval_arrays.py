@@ -1,4 +1,4 @@
-"""R-Eval / R-AutoEval / R-AutoEval+ on loss arrays (sklearn_riskcontrol.evalues.autoeval)."""
+"""R-Eval / R-AutoEval / R-AutoEval+ on loss arrays (sklearn_riskcontrol.autoeval._arrays)."""
 
 import warnings
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from sklearn_riskcontrol._validation import RiskControlWarning
-from sklearn_riskcontrol.evalues import autoeval as A
-from sklearn_riskcontrol.evalues.autoeval import (
+from sklearn_riskcontrol.autoeval import _arrays as A
+from sklearn_riskcontrol.autoeval._arrays import (
     effective_observations,
     rautoeval_confidence_interval,
     rautoeval_select,

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from sklearn_riskcontrol.evalues import rautoeval_confidence_interval
-from sklearn_riskcontrol.evalues.autoeval import (
+from sklearn_riskcontrol.autoeval._arrays import (
     _CountMixture,
     _FastPathError,
     _fast_upper_bound,
@@ -90,7 +90,7 @@ def test_public_interval_matches_root_finding(monkeypatch):
     h, g, u = binary(rng, 2000, 0.1)
     kw = dict(delta=0.1, construction="paper", betting="up")
     fast = rautoeval_confidence_interval(h, g, u, **kw)
-    import sklearn_riskcontrol.evalues.autoeval as mod
+    import sklearn_riskcontrol.autoeval._arrays as mod
 
     slow_bound = mod._upper_bound
     monkeypatch.setattr(mod, "_upper_bound",
@@ -144,7 +144,7 @@ def test_many_distinct_values_take_root_finding():
 
 
 def test_other_strategies_keep_root_finding(monkeypatch):
-    import sklearn_riskcontrol.evalues.autoeval as mod
+    import sklearn_riskcontrol.autoeval._arrays as mod
 
     def boom(*args, **kwargs):
         raise AssertionError("fast path used")

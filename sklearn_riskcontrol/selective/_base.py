@@ -83,6 +83,25 @@ class _DeploymentBase(MetaEstimatorMixin, BaseEstimator):
         -------
         self
         """
+        X, y, shift_weights = self._check_fit_inputs(X, y, shift_weights)
+        X_cal, y_cal, idx_cal = self._calibration_rows_and_models(X, y, X_target)
+        self.cal_risks_ = self.risk_(y_cal, self._predict(X_cal))
+        self._warn_degenerate_risks()
+        self.cal_scores_ = self._calibration_scores(X_cal, y_cal)
+        self.cal_weights_ = self._calibration_weights(X_cal, idx_cal, shift_weights)
+        self.n_calibration_ = n_rows(X_cal)
+        self._calibration_rows = idx_cal  # rows of X that calibrate (auto_evaluator's judge)
+        copy_feature_info(self, self.estimator_, X)
+        if self.verbose:
+            print(
+                f"[{type(self).__name__}] calibrated on {self.n_calibration_} rows; "
+                f"mean calibration risk {self.cal_risks_.mean():.4f}"
+                + (" (covariate-shift weighted)" if self.cal_weights_ is not None else "")
+            )
+        return self
+
+    def _check_fit_inputs(self, X, y, shift_weights):
+        """Checked ``X`` (indexable rows), ``y`` and ``shift_weights``; sets ``risk_``."""
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None: "
@@ -98,49 +117,38 @@ class _DeploymentBase(MetaEstimatorMixin, BaseEstimator):
         if shift_weights is not None and not self._supports_shift:
             raise ValueError(f"{type(self).__name__} does not support covariate-shift weights.")
         self.risk_ = make_risk(self.risk)
-        weight_est = getattr(self, "weight_estimator", None)
-        if shift_weights is not None and weight_est is not None:
+        if shift_weights is not None and getattr(self, "weight_estimator", None) is not None:
             raise ValueError("Give either `shift_weights` or a `weight_estimator`, not both.")
-        shift_weights = check_weights(shift_weights, "shift_weights", n)
+        return X, y, check_weights(shift_weights, "shift_weights", n)
 
-        to_fit = [o for o in (self.estimator, self.risk_score, weight_est) if self._needs_fitting(o)]
-        if to_fit:
-            idx_train, idx_cal = train_test_split(
-                np.arange(n),
-                test_size=self.calib_size,
-                random_state=check_random_state(self.random_state),
-            )
-            if len(idx_train) == 0 or len(idx_cal) == 0:
-                raise ValueError(
-                    f"Cannot split {n} rows into a fitting part and a calibration part; pass "
-                    "fitted models (e.g. sklearn.frozen.FrozenEstimator(model)) or more data."
-                )
-            self._fit_missing(_safe_indexing(X, idx_train), y[idx_train], X_target)
-            X_cal, y_cal = _safe_indexing(X, idx_cal), y[idx_cal]
-        else:  # every row calibrates, in order: no copy of X
-            idx_cal = slice(None)
+    def _calibration_rows_and_models(self, X, y, X_target):
+        """Fit clones of unfitted models on a split of the rows (``calib_size`` calibrate);
+        return the calibration rows ``X_cal``, ``y_cal`` and their index in ``X``."""
+        weight_est = getattr(self, "weight_estimator", None)
+        if not any(self._needs_fitting(o) for o in (self.estimator, self.risk_score, weight_est)):
             self._fit_missing(None, None, X_target)
-            X_cal, y_cal = X, y
-
-        self.cal_risks_ = self.risk_(y_cal, self._predict(X_cal))
-        self._warn_degenerate_risks()
-        self.cal_scores_ = self._calibration_scores(X_cal, y_cal)
-        if shift_weights is not None:
-            self.cal_weights_ = np.array(shift_weights[idx_cal])  # never a view of the user's array
-        elif self.weight_estimator_ is not None:
-            self.cal_weights_ = self._estimated_weights(X_cal)
-        else:
-            self.cal_weights_ = None
-        self.n_calibration_ = n_rows(X_cal)
-        self._calibration_rows = idx_cal  # rows of X that calibrate (auto_evaluator's judge)
-        copy_feature_info(self, self.estimator_, X)
-        if self.verbose:
-            print(
-                f"[{type(self).__name__}] calibrated on {self.n_calibration_} rows; "
-                f"mean calibration risk {self.cal_risks_.mean():.4f}"
-                + (" (covariate-shift weighted)" if self.cal_weights_ is not None else "")
+            return X, y, slice(None)  # every row calibrates, in order: no copy of X
+        n = n_rows(X)
+        idx_train, idx_cal = train_test_split(
+            np.arange(n),
+            test_size=self.calib_size,
+            random_state=check_random_state(self.random_state),
+        )
+        if len(idx_train) == 0 or len(idx_cal) == 0:
+            raise ValueError(
+                f"Cannot split {n} rows into a fitting part and a calibration part; pass "
+                "fitted models (e.g. sklearn.frozen.FrozenEstimator(model)) or more data."
             )
-        return self
+        self._fit_missing(_safe_indexing(X, idx_train), y[idx_train], X_target)
+        return _safe_indexing(X, idx_cal), y[idx_cal], idx_cal
+
+    def _calibration_weights(self, X_cal, idx_cal, shift_weights):
+        """Covariate-shift weights of the calibration rows: given, estimated, or None."""
+        if shift_weights is not None:
+            return np.array(shift_weights[idx_cal])  # never a view of the user's array
+        if self.weight_estimator_ is not None:
+            return self._estimated_weights(X_cal)
+        return None
 
     def _warn_degenerate_risks(self):
         """Warn when the calibration risks make deployment useless or measure a clipped loss."""

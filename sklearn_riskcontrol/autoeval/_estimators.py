@@ -1,22 +1,5 @@
-"""Certify a fitted model's risk with few labels and an auto-evaluator (R-AutoEval+).
-
-Estimator layer of R-Eval / R-AutoEval / R-AutoEval+ (Park, Zecchin & Simeone, *Adaptive
-Prediction-Powered AutoEval with Reliability and Efficiency Guarantees*):
-
-* :class:`RAutoEvalPlus` wraps a fitted model and an auto-evaluator (an LLM judge, or any fitted
-  model or callable that labels ``X``). ``fit(X, y)`` takes labeled and unlabeled rows together
-  (scikit-learn's semi-supervised convention: ``y == -1`` for classes, NaN for regression), turns
-  them into losses and tests ``H0: risk > alpha`` at level ``delta`` with
-  :func:`~sklearn_riskcontrol.evalues.rautoeval_test`. ``decide()`` says whether the risk is
-  certified to be at most ``alpha``.
-* :class:`RiskControlledModelSelector` runs one such test per candidate model and selects the
-  cheapest certified one, with fixed-sequence testing or Bonferroni (family-wise error at most
-  ``delta``).
-
-The guarantee holds whatever the quality of the auto-evaluator, as long as the labeled rows (and,
-separately, the unlabeled rows) are exchangeable draws from the deployment distribution. The
-wrapped models are never refitted.
-"""
+"""Estimators of R-Eval / R-AutoEval / R-AutoEval+: :class:`RAutoEvalPlus` and
+:class:`RiskControlledModelSelector` (see the package docstring)."""
 
 import numbers
 import threading
@@ -32,9 +15,9 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from ._parallel import run_units
-from ._progress import Progress
-from ._validation import (
+from .._parallel import run_units
+from .._progress import Progress
+from .._validation import (
     RANDOM_STATE,
     RiskControlWarning,
     check_level,
@@ -42,7 +25,7 @@ from ._validation import (
     show,
     warn,
 )
-from ._wrapping import (
+from .._wrapping import (
     chunked_call,
     copy_feature_info,
     fit_clone,
@@ -51,16 +34,16 @@ from ._wrapping import (
     n_rows,
     tags_or_none,
 )
-from ._labels import (
+from .._labels import (
     is_classification,
     labeled_and_unlabeled,
     raw_judge_labels,
     unlabeled_mask,
 )
-from .evalues.autoeval import _all_wrong_message, rautoeval_confidence_interval, rautoeval_test
-from .evalues.betting import WSR, FixedBet, UniversalPortfolio
-from .evalues.testing import at_most, bonferroni, fixed_sequence
-from .risks import RISK_NAMES, make_risk
+from ._arrays import _all_wrong_message, rautoeval_confidence_interval, rautoeval_test
+from ..evalues.betting import WSR, FixedBet, UniversalPortfolio
+from ..evalues.testing import at_most, bonferroni, fixed_sequence
+from ..risks import RISK_NAMES, make_risk
 
 __all__ = ["RAutoEvalPlus", "RiskControlledModelSelector"]
 

@@ -1,0 +1,34 @@
+"""Certify a fitted model's risk with few labels and an auto-evaluator (R-AutoEval+).
+
+Estimator layer of R-Eval / R-AutoEval / R-AutoEval+ (Park, Zecchin & Simeone, *Adaptive
+Prediction-Powered AutoEval with Reliability and Efficiency Guarantees*):
+
+* :class:`RAutoEvalPlus` wraps a fitted model and an auto-evaluator (an LLM judge, or any fitted
+  model or callable that labels ``X``). ``fit(X, y)`` takes labeled and unlabeled rows together
+  (scikit-learn's semi-supervised convention: ``y == -1`` for classes, NaN for regression), turns
+  them into losses and tests ``H0: risk > alpha`` at level ``delta`` with
+  :func:`~sklearn_riskcontrol.evalues.rautoeval_test`. ``decide()`` says whether the risk is
+  certified to be at most ``alpha``.
+* :class:`RiskControlledModelSelector` runs one such test per candidate model and selects the
+  cheapest certified one, with fixed-sequence testing or Bonferroni (family-wise error at most
+  ``delta``).
+
+The guarantee holds whatever the quality of the auto-evaluator, as long as the labeled rows (and,
+separately, the unlabeled rows) are exchangeable draws from the deployment distribution. The
+wrapped models are never refitted.
+
+Layout: :mod:`._arrays` is the array layer (the tests, confidence intervals and selection of the
+paper on loss arrays; re-exported by :mod:`sklearn_riskcontrol.evalues`), :mod:`._estimators`
+the estimators above, and :mod:`._sessions` the label-until-certified sessions
+(:class:`LabelingSession`, :class:`SelectionSession`; also at :mod:`sklearn_riskcontrol.labeling`).
+"""
+
+from ._estimators import RAutoEvalPlus, RiskControlledModelSelector
+from ._sessions import LabelingSession, SelectionSession
+
+__all__ = [
+    "RAutoEvalPlus",
+    "RiskControlledModelSelector",
+    "LabelingSession",
+    "SelectionSession",
+]

@@ -1,0 +1,907 @@
+"""Label until certified: online R-Eval / R-AutoEval / R-AutoEval+ sessions.
+
+R-AutoEval+'s e-process is anytime valid, so the labels need not be fixed in advance: label a
+batch, look at the e-process, and stop as soon as it crosses ``1 / delta``. A
+:class:`LabelingSession` does this for one model and a :class:`SelectionSession` for
+:func:`~sklearn_riskcontrol.evalues.rautoeval_select`'s fixed-sequence / Bonferroni selection.
+
+Why a session object, not ``RAutoEvalPlus.partial_fit``
+    :class:`~sklearn_riskcontrol.RAutoEvalPlus` computes the losses from a wrapped model, the
+    judge and ``(X, y)``, and ``fit`` derives its blocks of unlabeled rows from the final ``n``.
+    An online run needs state that an estimator's ``partial_fit`` cannot express cleanly: a
+    label budget fixed *before* the first label (it fixes the blocks and the WSR bet), a durable
+    store keyed by example id, and a per-batch verdict. The session lives in the array layer
+    (losses in, verdicts out), like :func:`~sklearn_riskcontrol.evalues.rautoeval_test`, so it
+    serves an LLM pipeline that computes losses itself as well as a scikit-learn model.
+
+Online construction (fixed blocks)
+    The pool of ``N`` judge losses ``u`` (unlabeled examples, in random order, disjoint from
+    the examples that get labeled) and the label budget ``n_max`` (``max_labels``, default
+    ``N``) are given when the session is created. The block size ``r = floor(N / n_max)`` is
+    fixed then, and labeled round ``i`` (``i = 1, 2, ...``) uses its own fresh block ``i`` of
+    ``u`` (entries ``(i-1) r .. i r - 1``): ``q_i(rho) = h_i + rho (ubar_i - g_i)``. After ``n``
+    labels this is exactly :func:`~sklearn_riskcontrol.evalues.rautoeval_test` on
+    ``(h[:n], g[:n], u[:n r])`` (the batch construction with ``floor(n r / n) = r``); after
+    ``n_max`` labels it is the batch test on ``(h, g, u)`` itself. The WSR bet uses
+    ``n_total = n_max``.
+
+Validity under optional stopping
+    Let the labeled examples be i.i.d. draws, labeled in an order chosen without looking at
+    their labels, and ``F_i`` the information in rounds ``1..i`` (``h_j``, ``g_j`` and block
+    ``j`` for ``j <= i``). Block ``i + 1`` is disjoint from the earlier blocks and independent
+    of the labeled examples, so ``E[q_{i+1}(rho) | F_i] = R`` and ``q_{i+1}(rho)`` lies in
+    ``[-rho, 1 + rho]``; every bet of round ``i + 1`` is a function of ``F_i`` (predictable) in
+    ``[0, 1 / (1 + rho - alpha))``. Under ``H0: R > alpha`` each factor therefore has
+    conditional mean ``<= 1``, each ``E_s,i`` and the mixture ``E_i`` are nonnegative
+    supermartingales with respect to ``(F_i)``, and Ville's inequality gives
+    ``P(exists i <= n_max: E_i >= 1 / delta) <= delta``. Stopping at any time, even at a time
+    that is not a stopping time (batch sizes, deadlines, peeking), certifies only on that event:
+    the type-I error of "stop when certified" is at most ``delta``.
+
+What a session reports after each batch (:class:`LabelingStatus`)
+    ``certified`` (the e-process reached ``1 / delta`` at some round so far; the first such
+    round is ``stopping_index``), ``impossible`` (even the most favourable remaining labels
+    cannot reach ``1 / delta`` within the budget: a proof, see
+    :attr:`LabelingStatus.log_evalue_bound`) and ``labels_needed``, a plug-in *estimate* (not a
+    guarantee) of how many more labels certification will likely take.
+"""
+
+import hashlib
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._validation import as_float_array, check_level, check_number, check_risks, warn
+from ..bandits.store import EvaluationRecord, as_store
+from ._arrays import (
+    _METHOD_NAMES,
+    _METHODS,
+    ModelSelectionResult,
+    RAutoEvalResult,
+    _core_test,
+    _observations,
+    _rho_setup,
+)
+from ..evalues.betting import WSR, FixedBet, UniversalPortfolio, _logsumexp, _resolve_betting, _run
+from ..evalues.testing import bonferroni, fixed_sequence
+
+__all__ = ["LabelingSession", "LabelingStatus", "SelectionSession", "SelectionStatus"]
+
+_FORMAT = 1
+_MAX_ESTIMATE = 10**9  # plug-in estimates beyond this are reported as None ("not on track")
+# Slack (in log-wealth) added to the universal portfolio's most-favourable-continuation bound for
+# the quadrature error of its bets (log-wealths agree with exact integration to ~1e-9).
+_UP_MARGIN = 1e-3
+
+
+# --------------------------------------------------------------------------------------------
+# Status objects
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True, repr=False)
+class LabelingStatus:
+    """Verdict of a :class:`LabelingSession` after the labels received so far.
+
+    The guarantee is about the procedure: over the draw of the labeled and unlabeled
+    examples, a model whose risk exceeds ``alpha`` ends ``certified`` with probability at most
+    ``delta``, however the batches were sized and whenever the labeling stopped.
+
+    Attributes
+    ----------
+    n_labels : int
+        Labels received.
+    certified : bool
+        ``risk <= alpha`` is certified: ``max_i E_i >= 1 / delta`` over the rounds so far.
+    impossible : bool
+        Not certified, and no sequence of remaining labels within ``max_labels`` can certify
+        (``log_evalue_bound < log(1 / delta)``). Always ``False`` without a budget.
+    stopping_index : int or None
+        0-based round of the first crossing (``stopping_index + 1`` labels were needed).
+    pvalue : float
+        Anytime-valid p-value ``min(1, 1 / max_i E_i)`` (1 before any label).
+    log_evalue : float
+        ``max_i log E_i`` so far (0 before any label).
+    log_evalue_bound : float
+        Upper bound on ``max log E_i`` over the whole budget, whatever the remaining labels.
+        Let ``qmin_i(rho) = max(-rho, rho (ubar_i - 1))`` be the smallest observation round
+        ``i`` can give (true loss 0, judge loss 1; the block mean ``ubar_i`` is known). Any
+        strategy: each remaining round multiplies the wealth of ``rho`` by at most
+        ``1 + c (alpha - qmin_i) / (1 + rho - alpha)``, ``c`` the strategy's largest bet
+        fraction. Universal portfolio (``betting="up"``): also the e-process of the most
+        favourable continuation (every remaining observation at ``qmin_i``; its wealth, a
+        positive mixture of constant-bet wealths, is nonincreasing in every observation) plus
+        ``1e-3`` for the quadrature error; the smaller bound is reported. ``inf`` without a
+        budget.
+    labels_needed : int or None
+        Estimate of how many *more* labels certification likely needs (0 once certified):
+        for each ``rho`` with plug-in mean ``mu < alpha``, the smallest ``t`` with
+        ``log w_s0 + log E_s + t G - log((n + t) / n) / 2 >= log(1 / delta)``, where
+        ``G = (alpha - mu)**2 / (2 (var + (alpha - mu)**2))`` is the second-order growth rate
+        of the best constant bet and the last term the universal portfolio's regret; the
+        smallest over ``rho``. ``None`` with fewer than 2 labels or when no ``rho`` has
+        ``mu < alpha``. An estimate from the current mean and variance, not a guarantee.
+    max_labels : int or None
+        Label budget.
+    alpha, delta : float
+    method : str
+        Method run (``"eval"`` without unlabeled data).
+    """
+
+    n_labels: int
+    certified: bool
+    impossible: bool
+    stopping_index: object
+    pvalue: float
+    log_evalue: float
+    log_evalue_bound: float
+    labels_needed: object
+    max_labels: object
+    alpha: float
+    delta: float
+    method: str
+
+    @property
+    def decision(self):
+        """``"certified"``, ``"impossible"`` or ``"continue"``."""
+        if self.certified:
+            return "certified"
+        return "impossible" if self.impossible else "continue"
+
+    @property
+    def done(self):
+        """``True`` once labeling more cannot change the verdict."""
+        return self.certified or self.impossible
+
+    @property
+    def remaining_budget(self):
+        """Labels left in the budget (``None`` without a budget)."""
+        return None if self.max_labels is None else self.max_labels - self.n_labels
+
+    def __repr__(self):
+        return (
+            f"LabelingStatus(decision={self.decision!r}, n_labels={self.n_labels}, "
+            f"pvalue={self.pvalue:.4g}, labels_needed={self.labels_needed}, "
+            f"max_labels={self.max_labels})"
+        )
+
+    def __str__(self):
+        head = (f"{_METHOD_NAMES[self.method]} after {self.n_labels} labels "
+                f"(alpha={self.alpha:g}, delta={self.delta:g}): ")
+        if self.certified:
+            return head + (
+                f"certified risk <= {self.alpha:g} after {self.stopping_index + 1} labels "
+                f"(p-value {self.pvalue:.3g}); stop labeling. A model with risk above alpha is "
+                f"certified this way with probability at most {self.delta:g}."
+            )
+        if self.impossible:
+            return head + (
+                f"certification is impossible within the budget of {self.max_labels} labels "
+                f"(even the most favourable remaining labels give an e-value of at most "
+                f"{math.exp(min(self.log_evalue_bound, 700)):.3g} < 1/delta = "
+                f"{1 / self.delta:g}); stop labeling."
+            )
+        if self.labels_needed is None:
+            est = "no estimate of the labels needed (too few labels, or mean loss >= alpha)"
+        else:
+            est = f"about {self.labels_needed} more labels likely needed (an estimate)"
+            if self.remaining_budget is not None and self.labels_needed > self.remaining_budget:
+                est += f", more than the {self.remaining_budget} left in the budget"
+        return head + f"not certified yet (p-value {self.pvalue:.3g}); {est}."
+
+
+@dataclass(frozen=True, repr=False)
+class SelectionStatus:
+    """Verdict of a :class:`SelectionSession` after the labels received so far.
+
+    Over the draw of the data, every certified candidate has risk at most ``alpha`` with
+    probability at least ``1 - delta`` (family-wise), whenever the labeling stopped.
+
+    Attributes
+    ----------
+    n_labels : int
+    certified : ndarray of bool, shape (K,)
+        Candidates certified by the selection procedure (fixed-sequence: the certified prefix).
+    impossible : ndarray of bool, shape (K,)
+        Candidates that can no longer be certified within the budget (fixed-sequence: also
+        every candidate after one that cannot).
+    selected : int or None
+        Certified candidate with the smallest cost (``None`` if none).
+    final : bool
+        The selection can no longer change: no candidate that could still be certified would
+        be preferred to ``selected``.
+    labels_needed : int or None
+        Estimate of more labels needed by the candidate that decides the next change of the
+        selection (see :attr:`LabelingStatus.labels_needed`).
+    candidates : tuple of LabelingStatus
+        Per-candidate status at the candidate's test level.
+    procedure : str
+    delta, test_level : float
+    """
+
+    n_labels: int
+    certified: np.ndarray
+    impossible: np.ndarray
+    selected: object
+    final: bool
+    labels_needed: object
+    candidates: tuple
+    procedure: str
+    delta: float
+    test_level: float
+
+    def __repr__(self):
+        return (
+            f"SelectionStatus(selected={self.selected}, final={self.final}, "
+            f"n_labels={self.n_labels}, certified={np.flatnonzero(self.certified).tolist()}, "
+            f"impossible={np.flatnonzero(self.impossible).tolist()}, "
+            f"labels_needed={self.labels_needed})"
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# One candidate's e-process, grown by batches (no I/O)
+# --------------------------------------------------------------------------------------------
+def _max_fraction(strategy):
+    """Largest bet, as a fraction of ``1 / (M - alpha)``, the strategy can place."""
+    if isinstance(strategy, WSR):
+        return strategy.c
+    if isinstance(strategy, FixedBet):
+        return strategy.fraction
+    return 1.0
+
+
+class _Track:
+    def __init__(self, u, alpha, delta, method, strategy, rho, log_prior, max_labels):
+        self.u, self.alpha, self.delta, self.method = u, alpha, delta, method
+        self.strategy, self.rho, self.log_prior = strategy, rho, log_prior
+        self.max_labels = max_labels
+        self.r = 0 if u is None else u.size // max_labels
+        self.h = np.empty(0)
+        self.g = np.empty(0)
+        self._out = None
+        self._status = None
+
+    @property
+    def n(self):
+        return self.h.size
+
+    def extend(self, h, g):
+        self.h = np.concatenate([self.h, h])
+        if g is not None:
+            self.g = np.concatenate([self.g, g])
+        self._out = self._status = None
+
+    def _q(self):
+        if self.u is None:
+            return _observations(self.h, None, None, self.rho)
+        return _observations(self.h, self.g, self.u[: self.n * self.r], self.rho)
+
+    def out(self):
+        if self._out is None and self.n:
+            n_total = self.n if self.max_labels is None else self.max_labels
+            q = self._q()
+            self._out = _core_test(q, self.rho, self.log_prior, self.alpha, self.delta,
+                                   self.strategy, False, n_total)
+            self._out["q"] = q
+        return self._out
+
+    def result(self):
+        out = dict(self.out())
+        out.pop("q")
+        return RAutoEvalResult(method=self.method, block_size=self.r, **out)
+
+    def _log_bound(self, log_wealth, log_e_max):
+        if self.max_labels is None:
+            return math.inf
+        rho = self.rho[:, None]
+        if self.u is None:
+            qmin = np.zeros((1, self.max_labels - self.n))
+        else:
+            rest = self.u[self.n * self.r : self.max_labels * self.r]
+            ubar = rest.reshape(-1, self.r).mean(axis=1)
+            qmin = np.maximum(-rho, rho * (ubar[None, :] - 1.0))
+        c = _max_fraction(self.strategy)
+        logf = np.log1p(c * np.maximum(self.alpha - qmin, 0.0) / (1.0 + rho - self.alpha))
+        bound = float(max(log_e_max, _logsumexp(self.log_prior + log_wealth
+                                                + logf.sum(axis=1), axis=0)))
+        if isinstance(self.strategy, UniversalPortfolio) and qmin.shape[1]:
+            # The universal portfolio's wealth is a positive mixture of constant-bet wealths,
+            # each nonincreasing in every observation: the most favourable continuation
+            # (true loss 0, judge loss 1 in every remaining round) bounds every other one.
+            q = np.concatenate([self._q(), np.broadcast_to(qmin, (rho.size, qmin.shape[1]))],
+                               axis=1) if self.n else np.broadcast_to(qmin, (rho.size,
+                                                                             qmin.shape[1]))
+            _, logw = _run(np.ascontiguousarray(q), self.alpha, -self.rho, 1.0 + self.rho,
+                           self.strategy, delta=self.delta, n_total=self.max_labels)
+            best = float(_logsumexp(self.log_prior[:, None] + logw, axis=0).max())
+            bound = min(bound, best + _UP_MARGIN)
+        return bound
+
+    def _labels_needed(self, q, log_wealth):
+        n = q.shape[1]
+        if n < 2:
+            return None
+        gap = self.alpha - q.mean(axis=1)
+        ok = gap > 0
+        if not ok.any():
+            return None
+        growth = gap[ok] ** 2 / (2.0 * (q[ok].var(axis=1, ddof=1) + gap[ok] ** 2))
+        need = np.log(1.0 / self.delta) - (self.log_prior[ok] + log_wealth[ok])
+        t = np.maximum(need, 0.0) / growth
+        for _ in range(50):  # fixed point of t = (need + log((n + t) / n) / 2) / G
+            t = np.maximum(need + 0.5 * np.log1p(t / n), 0.0) / growth
+        best = float(t.min())
+        return None if best > _MAX_ESTIMATE else int(math.ceil(best))
+
+    def status(self):
+        if self._status is not None:
+            return self._status
+        out = self.out()
+        if out is None:
+            log_wealth = np.zeros(self.rho.size)
+            log_e, pvalue, stop, needed = 0.0, 1.0, None, None
+        else:
+            log_wealth = out["log_wealth"][:, -1]
+            log_e, pvalue, stop = float(out["log_eprocess"].max()), out["pvalue"], \
+                out["stopping_index"]
+        certified = out is not None and out["certified"]
+        bound = self._log_bound(log_wealth, log_e)
+        if certified:
+            needed = 0
+        elif out is not None:
+            needed = self._labels_needed(out["q"], log_wealth)
+        self._status = LabelingStatus(
+            n_labels=self.n, certified=bool(certified),
+            impossible=bool(not certified and bound < np.log(1.0 / self.delta)),
+            stopping_index=stop, pvalue=float(pvalue), log_evalue=log_e,
+            log_evalue_bound=bound, labels_needed=needed, max_labels=self.max_labels,
+            alpha=self.alpha, delta=self.delta, method=self.method,
+        )
+        return self._status
+
+
+# --------------------------------------------------------------------------------------------
+# Shared set-up, store and batch handling
+# --------------------------------------------------------------------------------------------
+def _digest(arr):
+    return hashlib.sha256(np.ascontiguousarray(arr, dtype=float).tobytes()).hexdigest()[:16]
+
+
+def _betting_name(betting, strategy):
+    return betting if isinstance(betting, str) else repr(strategy)
+
+
+def _setup(pools, alpha, delta, max_labels, method, betting, n_rho, rho_grid, rho_prior):
+    """Validated parameters; ``pools`` is a list of pools (arrays or None) with their names."""
+    alpha = check_level(alpha, "alpha")
+    delta = check_level(delta, "delta")
+    if method not in _METHODS:
+        raise ValueError(f"`method` must be one of {_METHODS}; got {method!r}.")
+    strategy = _resolve_betting(betting)
+    max_labels = check_number(max_labels, "max_labels", integer=True, minimum=1,
+                              allow_none=True)
+    checked = []
+    for u, name in pools:
+        if u is not None:
+            u = check_risks(u, name)
+            if u.size == 0:
+                u = None
+        checked.append(u)
+    run_method = method
+    if method != "eval":
+        if any(u is None for u in checked):
+            warn(
+                f"No unlabeled data (`loss_judge_unlabeled` is None or empty): method={method!r} "
+                "reduces to R-Eval (rho = 0)."
+            )
+            run_method = "eval"
+    if run_method == "eval":
+        checked = [None] * len(checked)
+    else:
+        N = min(u.size for u in checked)
+        if max_labels is None:
+            max_labels = N
+        elif max_labels > N:
+            raise ValueError(
+                f"`max_labels`={max_labels} exceeds the {N} unlabeled judge losses in "
+                "`loss_judge_unlabeled`: every labeled round needs its own fresh block of "
+                "r = floor(N / max_labels) >= 1 of them. Lower `max_labels` or pass more "
+                "unlabeled data."
+            )
+    if max_labels is None and strategy.needs_delta:
+        raise ValueError(
+            "`max_labels` is required with betting='wsr': the WSR bet depends on the planned "
+            "number of labels, which must be fixed before the first label."
+        )
+    rho, log_prior = _rho_setup(run_method, n_rho, rho_grid, rho_prior)
+    config = dict(alpha=alpha, delta=delta, method=run_method,
+                  betting=_betting_name(betting, strategy), rho_grid=rho.tolist(),
+                  rho_prior=np.exp(log_prior).round(15).tolist(), max_labels=max_labels,
+                  pools=[None if u is None else [int(u.size), _digest(u)] for u in checked],
+                  format=_FORMAT)
+    return alpha, delta, strategy, max_labels, checked, run_method, rho, log_prior, config
+
+
+def _batch_ids(example_ids, b, start):
+    if example_ids is None:
+        return [f"#{start + k}" for k in range(b)]
+    ids = [str(e) for e in np.asarray(example_ids, dtype=object).ravel()]
+    if len(ids) != b:
+        raise ValueError(
+            f"`example_ids` has {len(ids)} entries but the batch has {b} labels: one id per "
+            "labeled example is required."
+        )
+    if len(set(ids)) != b:
+        dup = next(e for e in ids if ids.count(e) > 1)
+        raise ValueError(f"`example_ids` contains {dup!r} more than once in this batch.")
+    return ids
+
+
+class _Session:
+    """Labels of ``K`` candidates with a durable log (columns ``label[k]`` and ``judge[k]``)."""
+
+    def _init_common(self, store, config, K):
+        self._K = K
+        self._ids = []
+        self._index = {}
+        self._rows = np.empty((0, 2 * K))  # [h_0..h_K-1, g_0..g_K-1]
+        self._store = as_store(store)
+        if self._store is not None:
+            self._store.open(config)
+            self._load()
+
+    def _columns(self):
+        return [f"label[{k}]" for k in range(self._K)] + [f"judge[{k}]" for k in range(self._K)]
+
+    def _load(self):
+        cols = {c: j for j, c in enumerate(self._columns())}
+        order, values = [], {}
+        for rec in self._store.records():
+            j = cols.get(rec.model)
+            if j is None:
+                continue
+            if rec.example not in values:
+                order.append(rec.example)
+                values[rec.example] = np.full(2 * self._K, np.nan)
+            values[rec.example][j] = rec.score
+        need = self._K if self._run_method == "eval" else 2 * self._K
+        ids = [e for e in order if not np.isnan(values[e][:need]).any()]
+        if ids:
+            self._append(ids, np.stack([values[e] for e in ids]), save=False)
+
+    def _append(self, ids, rows, save=True):
+        if self.max_labels is not None and len(self._ids) + len(ids) > self.max_labels:
+            raise ValueError(
+                f"This batch of {len(ids)} labels exceeds the budget: {len(self._ids)} of "
+                f"max_labels={self.max_labels} are used. The budget fixes the blocks of "
+                "unlabeled data, so it cannot grow during a session; start a new session "
+                "(with a new store) for a larger budget."
+            )
+        if save and self._store is not None:
+            now = time.time()
+            need = self._K if self._run_method == "eval" else 2 * self._K
+            cols = self._columns()[:need]
+            self._store.put_many([
+                EvaluationRecord(col, e, float(row[j]), None, now)
+                for e, row in zip(ids, rows) for j, col in enumerate(cols)
+            ])
+        for e in ids:
+            self._index[e] = len(self._ids)
+            self._ids.append(e)
+        self._rows = np.concatenate([self._rows, rows])
+        K = self._K
+        for k, track in enumerate(self._tracks):
+            track.extend(rows[:, k], None if self._run_method == "eval" else rows[:, K + k])
+
+    def _add_rows(self, H, G, example_ids):
+        """``H``, ``G``: validated (K, b) arrays (``G`` None for R-Eval)."""
+        b = H.shape[1]
+        ids = _batch_ids(example_ids, b, len(self._ids))
+        rows = np.concatenate([H.T, (np.full_like(H, np.nan) if G is None else G).T], axis=1)
+        new = []
+        need = self._K if self._run_method == "eval" else 2 * self._K
+        for k, e in enumerate(ids):
+            old = self._index.get(e)
+            if old is None:
+                new.append(k)
+            elif not np.allclose(self._rows[old, :need], rows[k, :need], rtol=0, atol=1e-12):
+                raise ValueError(
+                    f"Example {e!r} was already labeled with other losses "
+                    f"({self._rows[old, :need].tolist()} stored, {rows[k, :need].tolist()} "
+                    "given). A session never changes a recorded label; use new example ids."
+                )
+        if new:
+            self._append([ids[k] for k in new], rows[new])
+
+    def close(self):
+        """Close the store (the session's state stays readable)."""
+        if self._store is not None:
+            self._store.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    @property
+    def example_ids(self):
+        """Ids of the labeled examples, in the order their labels were received."""
+        return list(self._ids)
+
+    @property
+    def n_labels(self):
+        """Number of labels received."""
+        return len(self._ids)
+
+
+def _check_batch(values, name, K, b=None, table=False):
+    if values is None:
+        raise ValueError(f"`{name}` is required with method='plus' or 'autoeval'.")
+    if not table:
+        arr = check_risks(values, name)[None, :]
+    else:
+        arr = as_float_array(values, name, "a 2-d table (n_candidates, n_new_labels)")
+        if arr.ndim != 2 or arr.shape[0] != K:
+            raise ValueError(
+                f"`{name}` must have shape (n_candidates={K}, n_new_labels); got shape "
+                f"{arr.shape}."
+            )
+        for k in range(K):
+            check_risks(arr[k], f"{name}[{k}]")
+    if b is not None and arr.shape[1] != b:
+        raise ValueError(
+            f"`{name}` has {arr.shape[1]} labels per candidate but `loss_labeled` has {b}."
+        )
+    return arr
+
+
+# --------------------------------------------------------------------------------------------
+# Public sessions
+# --------------------------------------------------------------------------------------------
+class LabelingSession(_Session):
+    """Label until ``risk <= alpha`` is certified (or proven impossible) with R-AutoEval+.
+
+    Give it the judge's losses on an unlabeled pool, then the human labels in batches of any
+    size; after each batch it says whether the model is certified, whether certification has
+    become impossible within the label budget, and about how many more labels are likely
+    needed. Stopping at the first certification keeps the type-I error at most ``delta``
+    (anytime validity; see :mod:`sklearn_riskcontrol.labeling` for the construction and the
+    proof). With ``store=`` every label is committed to a file before it is used, keyed by
+    example id, and a new process that opens the same store continues the same session.
+
+    Parameters
+    ----------
+    loss_judge_unlabeled : array-like of shape (N,) or None
+        Judge losses, in [0, 1], on unlabeled examples in random order, none of which will be
+        labeled. Round ``i`` uses block ``i`` of ``r = floor(N / max_labels)`` of them. ``None``
+        (or empty) runs R-Eval, with a :class:`~sklearn_riskcontrol.RiskControlWarning`.
+    alpha : float in (0, 1)
+        Tolerated risk.
+    delta : float in (0, 1)
+        Probability of certifying a model whose risk exceeds ``alpha``.
+    max_labels : int, default=None
+        Label budget ``n_max``, fixed before the first label (it fixes ``r`` and the WSR bet).
+        ``None``: ``N`` (``r = 1``) with unlabeled data; unlimited for R-Eval with
+        ``betting="up"``. Needed for the ``impossible`` verdict.
+    method : {"plus", "autoeval", "eval"}, default="plus"
+        As in :func:`~sklearn_riskcontrol.evalues.rautoeval_test`.
+    betting : {"up", "wsr"} or strategy object, default="up"
+        As in :func:`~sklearn_riskcontrol.evalues.rautoeval_test` (``"wsr"`` needs
+        ``max_labels``).
+    n_rho, rho_grid, rho_prior
+        Reliance factors of R-AutoEval+, as in
+        :func:`~sklearn_riskcontrol.evalues.rautoeval_test`.
+    store : str, path-like or EvaluationStore, default=None
+        Where labels are recorded (a path opens a
+        :class:`~sklearn_riskcontrol.bandits.SQLiteStore`). The store keeps the session's
+        configuration (``alpha``, ``delta``, method, bets, budget, a digest of the pool);
+        opening it with another configuration raises ``ValueError``.
+
+    Attributes
+    ----------
+    status_ : LabelingStatus
+        Verdict after the labels so far (also returned by :meth:`add`).
+    max_labels : int or None
+        The budget in force.
+    block_size : int
+        ``r`` (0 for R-Eval).
+    method : str
+        Method run.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_riskcontrol import LabelingSession
+    >>> rng = np.random.default_rng(0)
+    >>> def draw(n):                             # true losses (risk 0.05), judge right 95%
+    ...     h = rng.binomial(1, 0.05, n).astype(float)
+    ...     return h, np.where(rng.random(n) < 0.95, h, 1 - h)
+    >>> pool = draw(4000)[1]                    # the judge's losses on the unlabeled pool
+    >>> session = LabelingSession(pool, alpha=0.15, delta=0.1, max_labels=400)
+    >>> while not session.status_.done:         # label 20 examples at a time
+    ...     status = session.add(*draw(20))
+    >>> # Over the draw of the data, a model with risk > 0.15 ends certified w.p. <= 0.1:
+    >>> status.decision, status.n_labels, status.stopping_index + 1
+    ('certified', 40, 31)
+
+    The e-process is the batch test's on the same labels:
+
+    >>> from sklearn_riskcontrol.evalues import rautoeval_test
+    >>> h, g = session.labels()
+    >>> res = rautoeval_test(h, g, pool[: h.size * session.block_size], alpha=0.15, delta=0.1)
+    >>> bool(np.array_equal(res.log_eprocess, session.result().log_eprocess))
+    True
+    """
+
+    def __init__(self, loss_judge_unlabeled, *, alpha, delta, max_labels=None, method="plus",
+                 betting="up", n_rho=10, rho_grid=None, rho_prior=None, store=None):
+        (self.alpha, self.delta, strategy, self.max_labels, pools, self._run_method, rho,
+         log_prior, config) = _setup([(loss_judge_unlabeled, "loss_judge_unlabeled")], alpha,
+                                     delta, max_labels, method, betting, n_rho, rho_grid,
+                                     rho_prior)
+        config["kind"] = "LabelingSession"
+        self.method = self._run_method
+        self._tracks = [_Track(pools[0], self.alpha, self.delta, self._run_method, strategy,
+                               rho, log_prior, self.max_labels)]
+        self.block_size = self._tracks[0].r
+        self._init_common(store, config, 1)
+
+    def __repr__(self):
+        return (f"LabelingSession(method={self.method!r}, alpha={self.alpha:g}, "
+                f"delta={self.delta:g}, n_labels={self.n_labels}, max_labels={self.max_labels}, "
+                f"decision={self.status_.decision!r})")
+
+    def add(self, loss_labeled, loss_judge_labeled=None, *, example_ids=None):
+        """Record a batch of labels and return the verdict.
+
+        Parameters
+        ----------
+        loss_labeled : array-like of shape (b,)
+            Losses with the true labels, in [0, 1], in the order the examples were labeled.
+        loss_judge_labeled : array-like of shape (b,), default=None
+            Judge losses on the same examples (required unless the method is R-Eval).
+        example_ids : array-like of shape (b,), default=None
+            Ids of the examples (strings or numbers). An id already recorded (e.g. re-sent
+            after a crash) is skipped if its losses agree and is an error if they differ;
+            without ids every call appends.
+
+        Returns
+        -------
+        LabelingStatus
+
+        Examples
+        --------
+        >>> from sklearn_riskcontrol import LabelingSession
+        >>> s = LabelingSession(None, alpha=0.3, delta=0.1, method="eval", max_labels=30)
+        >>> s.add([0, 0, 0, 0, 0], example_ids=["a", "b", "c", "d", "e"]).decision
+        'continue'
+        >>> s.add([0, 0], example_ids=["e", "f"]).n_labels   # "e" was already recorded
+        6
+        """
+        H = _check_batch(loss_labeled, "loss_labeled", 1)
+        G = None
+        if self._run_method != "eval":
+            G = _check_batch(loss_judge_labeled, "loss_judge_labeled", 1, b=H.shape[1])
+        self._add_rows(H, G, example_ids)
+        return self.status_
+
+    @property
+    def status_(self):
+        """:class:`LabelingStatus` after the labels so far."""
+        return self._tracks[0].status()
+
+    def labels(self):
+        """``(loss_labeled, loss_judge_labeled)`` received so far, in order (copies; the
+        judge losses are ``None`` for R-Eval)."""
+        t = self._tracks[0]
+        return t.h.copy(), (None if self._run_method == "eval" else t.g.copy())
+
+    def result(self):
+        """The full :class:`~sklearn_riskcontrol.evalues.RAutoEvalResult` of the labels so far.
+
+        Raises ``ValueError`` before the first label.
+        """
+        if self.n_labels == 0:
+            raise ValueError("No label has been added yet: call `add` first.")
+        return self._tracks[0].result()
+
+
+class SelectionSession(_Session):
+    """Label in rounds for risk-controlled model selection; stop once it cannot change.
+
+    The online counterpart of :func:`~sklearn_riskcontrol.evalues.rautoeval_select` (and of
+    :class:`~sklearn_riskcontrol.RiskControlledModelSelector`): every labeled example gives
+    one true loss and one judge loss per candidate, and each candidate runs the online
+    e-process of :class:`LabelingSession` at level ``delta`` (fixed sequence) or ``delta / K``
+    (Bonferroni). A candidate that is certified stays certified, and one that is impossible
+    stays impossible, so once no candidate that could still be certified would be preferred
+    to the current selection the selection is final (:attr:`SelectionStatus.final`).
+
+    Validity: each candidate's p-value ``1 / max_i E_k,i`` at the stopping time is at least its
+    p-value over the whole budget, which is valid by Ville's inequality; fixed-sequence testing
+    and Bonferroni applied to valid p-values control the family-wise error at ``delta``,
+    whenever the labeling stops.
+
+    Parameters
+    ----------
+    loss_judge_unlabeled : array-like of shape (K, N) or None
+        Judge losses of each candidate on the unlabeled pool (the same examples, in random
+        order, for every candidate). ``None`` runs R-Eval.
+    alpha, delta : float in (0, 1)
+        Tolerated risk and family-wise error.
+    procedure : {"fst", "bonferroni"}, default="fst"
+        As in :func:`~sklearn_riskcontrol.evalues.rautoeval_select` (candidates in the order
+        given for FST).
+    cost : array-like of shape (K,), default=None
+        Smallest certified cost wins (ties to the lowest index); ``None``: the last certified
+        candidate in the order given.
+    max_labels, method, betting, n_rho, rho_grid, rho_prior, store
+        As in :class:`LabelingSession`.
+
+    Attributes
+    ----------
+    status_ : SelectionStatus
+    n_candidates : int
+    max_labels, block_size, method
+        As in :class:`LabelingSession`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_riskcontrol import SelectionSession
+    >>> rng = np.random.default_rng(0)
+    >>> risks = np.array([0.02, 0.05, 0.3])             # bigger to smaller models
+    >>> def draw(n):
+    ...     h = rng.binomial(1, risks[:, None], (3, n)).astype(float)
+    ...     return h, np.where(rng.random((3, n)) < 0.95, h, 1 - h)
+    >>> pool = draw(3000)[1]
+    >>> session = SelectionSession(pool, alpha=0.15, delta=0.1, max_labels=300)
+    >>> while not session.status_.final:
+    ...     status = session.add(*draw(20))
+    >>> # With probability >= 0.9 every certified candidate has risk <= 0.15:
+    >>> status.selected, status.certified.tolist(), status.n_labels
+    (1, [True, True, False], 240)
+    """
+
+    def __init__(self, loss_judge_unlabeled, *, alpha, delta, procedure="fst", cost=None,
+                 max_labels=None, method="plus", betting="up", n_rho=10, rho_grid=None,
+                 rho_prior=None, store=None):
+        if procedure not in ("fst", "bonferroni"):
+            raise ValueError(f"`procedure` must be 'fst' or 'bonferroni'; got {procedure!r}.")
+        if loss_judge_unlabeled is None:
+            pools, K = None, None
+        else:
+            U = as_float_array(loss_judge_unlabeled, "loss_judge_unlabeled",
+                               "a 2-d table (n_candidates, n_unlabeled)")
+            if U.ndim != 2 or U.shape[0] == 0:
+                raise ValueError(
+                    "`loss_judge_unlabeled` must be a 2-d table (n_candidates, n_unlabeled) "
+                    f"with at least one candidate; got shape {U.shape}."
+                )
+            K = U.shape[0]
+            pools = [(U[k], f"loss_judge_unlabeled[{k}]") for k in range(K)]
+        if cost is not None:
+            cost_arr = np.asarray(cost, dtype=float).ravel()
+            if K is None:
+                K = cost_arr.size
+            if cost_arr.size != K or K == 0 or not np.all(np.isfinite(cost_arr)):
+                raise ValueError(f"`cost` must hold {K} finite numbers (one per candidate).")
+        if K is None:
+            raise ValueError(
+                "Without unlabeled data pass `cost` (one per candidate) so that the number "
+                "of candidates is known."
+            )
+        if pools is None:
+            pools = [(None, "loss_judge_unlabeled")] * K
+        self.procedure = procedure
+        self.n_candidates = K
+        self._cost = -np.arange(K, dtype=float) if cost is None else cost_arr
+        delta = check_level(delta, "delta")
+        level = delta if procedure == "fst" else delta / K
+        (self.alpha, _, strategy, self.max_labels, pools, self._run_method, rho, log_prior,
+         config) = _setup(pools, alpha, level, max_labels, method, betting, n_rho, rho_grid,
+                          rho_prior)
+        self.delta, self.test_level = delta, level
+        config.update(kind="SelectionSession", procedure=procedure, fwer=delta,
+                      cost=self._cost.tolist())
+        self.method = self._run_method
+        self._tracks = [_Track(u, self.alpha, level, self._run_method, strategy, rho,
+                               log_prior, self.max_labels) for u in pools]
+        self.block_size = self._tracks[0].r
+        self._init_common(store, config, K)
+
+    def __repr__(self):
+        return (f"SelectionSession(n_candidates={self.n_candidates}, "
+                f"procedure={self.procedure!r}, method={self.method!r}, n_labels={self.n_labels},"
+                f" max_labels={self.max_labels})")
+
+    def add(self, loss_labeled, loss_judge_labeled=None, *, example_ids=None):
+        """Record a batch of labeled examples (all candidates' losses) and return the verdict.
+
+        Parameters
+        ----------
+        loss_labeled : array-like of shape (K, b)
+            Column ``j``: every candidate's loss on labeled example ``j`` (true label).
+        loss_judge_labeled : array-like of shape (K, b), default=None
+            The judge's losses on the same examples (required unless R-Eval).
+        example_ids : array-like of shape (b,), default=None
+            As in :meth:`LabelingSession.add`.
+
+        Returns
+        -------
+        SelectionStatus
+
+        Examples
+        --------
+        >>> from sklearn_riskcontrol import SelectionSession
+        >>> s = SelectionSession(None, alpha=0.3, delta=0.1, method="eval", cost=[2, 1],
+        ...                      max_labels=50)
+        >>> s.add([[0, 0, 0], [0, 1, 1]], example_ids=[7, 8, 9]).certified.tolist()
+        [False, False]
+        """
+        H = _check_batch(loss_labeled, "loss_labeled", self.n_candidates, table=True)
+        G = None
+        if self._run_method != "eval":
+            G = _check_batch(loss_judge_labeled, "loss_judge_labeled", self.n_candidates,
+                             b=H.shape[1], table=True)
+        self._add_rows(H, G, example_ids)
+        return self.status_
+
+    def labels(self):
+        """``(loss_labeled, loss_judge_labeled)`` tables (K, n) received so far."""
+        K = self._K
+        rows = self._rows.T
+        return rows[:K].copy(), (None if self._run_method == "eval" else rows[K:].copy())
+
+    @property
+    def status_(self):
+        """:class:`SelectionStatus` after the labels so far."""
+        st = tuple(t.status() for t in self._tracks)
+        K = self.n_candidates
+        cert_k = np.array([s.certified for s in st])
+        imp_k = np.array([s.impossible for s in st])
+        if self.procedure == "fst":
+            pvals = np.array([s.pvalue for s in st])
+            certified = fixed_sequence(pvals, self.delta) & cert_k
+            first_imp = int(np.argmax(imp_k)) if imp_k.any() else K
+            impossible = np.arange(K) >= first_imp
+            open_ = ~certified & ~impossible
+            decides = int(np.argmax(open_)) if open_.any() else None
+        else:
+            certified = bonferroni(np.array([s.pvalue for s in st]), self.delta) & cert_k
+            impossible = imp_k & ~certified
+            open_ = ~certified & ~impossible
+            decides = None
+        key = [(c, k) for k, c in enumerate(self._cost)]
+        selected = min((key[k] for k in np.flatnonzero(certified)), default=None)
+        better = [k for k in np.flatnonzero(open_) if selected is None or key[k] < selected]
+        final = not better
+        needed = None
+        if not final:
+            if decides is not None:
+                needed = st[decides].labels_needed
+            else:
+                est = [st[k].labels_needed for k in better if st[k].labels_needed is not None]
+                needed = min(est, default=None)
+        return SelectionStatus(
+            n_labels=self.n_labels, certified=certified, impossible=impossible,
+            selected=None if selected is None else selected[1], final=final,
+            labels_needed=needed, candidates=st, procedure=self.procedure, delta=self.delta,
+            test_level=self.test_level,
+        )
+
+    def result(self):
+        """:class:`~sklearn_riskcontrol.evalues.ModelSelectionResult` of the labels so far
+        (every candidate tested; ``certified`` as in :attr:`status_`)."""
+        if self.n_labels == 0:
+            raise ValueError("No label has been added yet: call `add` first.")
+        st = self.status_
+        results = tuple(t.result() for t in self._tracks)
+        return ModelSelectionResult(
+            certified=st.certified, pvalues=np.array([r.pvalue for r in results]),
+            tested=np.ones(self.n_candidates, dtype=bool), selected=st.selected,
+            procedure=self.procedure, delta=self.delta, test_level=self.test_level,
+            results=results,
+        )
