@@ -190,8 +190,30 @@ class BestModelSelector(MetaEstimatorMixin, BaseEstimator):
         -------
         self
         """
-        from sklearn.model_selection import train_test_split
+        X, y, rng = self._check_fit_inputs(X, y)
+        estimators, X_pool, y_pool = self._candidates_and_pool(X, y, rng, side_scores)
+        oracle = EstimatorOracle(
+            estimators, X_pool, y_pool, scoring=self.scoring, response_method=self.response_method,
+            store=self.store,
+        )
+        self.strategy_ = self._strategy(_num_samples(X_pool), rng).fit(
+            oracle, side_scores=side_scores)
+        self.estimators_ = estimators
+        self.oracle_ = oracle
+        self.scoring_ = oracle.scoring_
+        self.best_index_ = int(self.strategy_.best_index_)
+        self.best_estimator_ = estimators[self.best_index_]
+        self.means_ = self.strategy_.means_
+        self.n_evaluations_ = self.strategy_.n_evaluations_
+        copy_feature_info(self, self.best_estimator_, X)
+        if hasattr(self.best_estimator_, "classes_"):
+            self.classes_ = self.best_estimator_.classes_
+        elif hasattr(self, "classes_"):
+            del self.classes_
+        return self
 
+    def _check_fit_inputs(self, X, y):
+        """Checked ``X`` (validated, passed on untouched), 1-d ``y`` and the random state."""
         if len(self.estimators) == 0:
             raise ValueError("`estimators` is empty; pass at least one candidate model.")
         if y is None:
@@ -210,48 +232,37 @@ class BestModelSelector(MetaEstimatorMixin, BaseEstimator):
         rng = self.random_state
         if isinstance(rng, np.random.Generator):  # train_test_split takes no Generator
             rng = check_random_state(rng)
+        return X, y, rng
+
+    def _candidates_and_pool(self, X, y, rng, side_scores):
+        """Fitted candidates (clones of unfitted ones fitted on a random split) and the pool of
+        examples they are scored on (all of ``(X, y)`` when every candidate is fitted)."""
+        from sklearn.model_selection import train_test_split
+
         fitted = [_is_fitted(e) for e in self.estimators]
         if all(fitted):
-            estimators, X_pool, y_pool = list(self.estimators), X, y
-        else:
-            if side_scores is not None:
-                raise ValueError(
-                    "`side_scores` must have one column per pool example, but some candidates "
-                    "are not fitted, so (X, y) is split at random and the pool is unknown in "
-                    "advance; fit the candidates first (or wrap them in FrozenEstimator)."
-                )
-            X_fit, X_pool, y_fit, y_pool = train_test_split(
-                X, y, test_size=self.calib_size, random_state=rng
+            return list(self.estimators), X, y
+        if side_scores is not None:
+            raise ValueError(
+                "`side_scores` must have one column per pool example, but some candidates "
+                "are not fitted, so (X, y) is split at random and the pool is unknown in "
+                "advance; fit the candidates first (or wrap them in FrozenEstimator)."
             )
-            estimators = [
-                e if ok else fit_clone(e, X_fit, y_fit, f"estimators[{k}]")
-                for k, (e, ok) in enumerate(zip(self.estimators, fitted))
-            ]
-        n_pool = _num_samples(X_pool)
-        oracle = EstimatorOracle(
-            estimators, X_pool, y_pool, scoring=self.scoring, response_method=self.response_method,
-            store=self.store,
+        X_fit, X_pool, y_fit, y_pool = train_test_split(
+            X, y, test_size=self.calib_size, random_state=rng
         )
-        if self.strategy is None:
-            b = max(1, min(16, n_pool // 4))
-            strategy = PULSE(budget=0.3, batch_size=b, rank=2, fractional_scores=True,
-                             random_state=rng)
-        else:
-            strategy = clone(self.strategy)
-        self.strategy_ = strategy.fit(oracle, side_scores=side_scores)
-        self.estimators_ = estimators
-        self.oracle_ = oracle
-        self.scoring_ = oracle.scoring_
-        self.best_index_ = int(self.strategy_.best_index_)
-        self.best_estimator_ = estimators[self.best_index_]
-        self.means_ = self.strategy_.means_
-        self.n_evaluations_ = self.strategy_.n_evaluations_
-        copy_feature_info(self, self.best_estimator_, X)
-        if hasattr(self.best_estimator_, "classes_"):
-            self.classes_ = self.best_estimator_.classes_
-        elif hasattr(self, "classes_"):
-            del self.classes_
-        return self
+        estimators = [
+            e if ok else fit_clone(e, X_fit, y_fit, f"estimators[{k}]")
+            for k, (e, ok) in enumerate(zip(self.estimators, fitted))
+        ]
+        return estimators, X_pool, y_pool
+
+    def _strategy(self, n_pool, rng):
+        """A fresh copy of ``strategy``, or the default PULSE sized to the pool."""
+        if self.strategy is not None:
+            return clone(self.strategy)
+        b = max(1, min(16, n_pool // 4))
+        return PULSE(budget=0.3, batch_size=b, rank=2, fractional_scores=True, random_state=rng)
 
     @available_if(_best_has("predict"))
     def predict(self, X):

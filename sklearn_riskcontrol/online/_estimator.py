@@ -470,6 +470,18 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
             raise ValueError("`X` is empty: at least one round is required.")
         self._check_on_drift()
         learner = self._new_learner()
+        X_stream, y_stream = self._model_and_stream(X, y)
+        true_scores, known = self._true_label_scores(X_stream, y_stream)
+        self._start_history()
+        thresholds = self._replay(learner, true_scores)
+        self.n_misses_ = int(np.sum(~(true_scores >= thresholds) | ~known))
+        self._finish()
+        return self
+
+    def _model_and_stream(self, X, y):
+        """Set the wrapped model (a clone fitted on a random split when it is unfitted) and
+        return the rows replayed as the stream, in their order."""
+        n = n_rows(X)
         needs_fit = not self._precomputed and not is_fitted(self.estimator)
         if needs_fit:
             idx_train, idx_stream = self._split(n, y)
@@ -489,36 +501,40 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         else:
             self._set_model(self.estimator, X)
         if needs_fit:
-            X_stream, y_stream = _safe_indexing(X, idx_stream), y[idx_stream]
-        else:  # the whole stream, in order: no copy of X
-            X_stream, y_stream = X, y
-        S = self._label_scores(X_stream)
-        col, known = self._label_index(y_stream)
+            return _safe_indexing(X, idx_stream), y[idx_stream]
+        return X, y  # the whole stream, in order: no copy of X
+
+    def _true_label_scores(self, X, y):
+        """Each round's true-label score (``-inf`` for a label that is not a class, with a
+        warning) and the mask of labels that are classes."""
+        S = self._label_scores(X)
+        col, known = self._label_index(y)
         if not known.all():
             warn(
-                f"{int((~known).sum())} of {len(y_stream)} replayed labels are not classes of the "
+                f"{int((~known).sum())} of {len(y)} replayed labels are not classes of the "
                 "wrapped estimator (they can never be in a set); they count as misses."
             )
-        true_scores = np.where(known, S[np.arange(len(y_stream)), col], -np.inf)
-        self._start_history()
+        return np.where(known, S[np.arange(len(y)), col], -np.inf), known
+
+    def _replay(self, learner, true_scores):
+        """Published thresholds of the replayed stream; sets ``learner_`` (and, with a drift
+        monitor, records its detections and restarts)."""
         if self.monitor_ is None:
             self.learner_ = learner
-            thresholds = learner.replay(true_scores)
-        else:  # "warn"/"ignore": learner.replay as above, the monitor only reads its output
-            first = [learner]  # the learner built (and validated) above, then fresh ones
-            thresholds, events, self.learner_, self.monitor_ = _replay_monitored(
-                true_scores,
-                lambda: first.pop() if first else self._new_learner(),
-                self._new_monitor,
-                self.on_drift == "restart",
-            )
-            for round_, e_value in events:
-                self._record_detection(round_, e_value)
-            if self.on_drift == "restart" and events:
-                self._rounds_before_restart = events[-1][0]
-        self.n_misses_ = int(np.sum(~(true_scores >= thresholds) | ~known))
-        self._finish()
-        return self
+            return learner.replay(true_scores)
+        # "warn"/"ignore": learner.replay as above, the monitor only reads its output
+        first = [learner]  # the learner built (and validated) above, then fresh ones
+        thresholds, events, self.learner_, self.monitor_ = _replay_monitored(
+            true_scores,
+            lambda: first.pop() if first else self._new_learner(),
+            self._new_monitor,
+            self.on_drift == "restart",
+        )
+        for round_, e_value in events:
+            self._record_detection(round_, e_value)
+        if self.on_drift == "restart" and events:
+            self._rounds_before_restart = events[-1][0]
+        return thresholds
 
     def _split(self, n, y):
         rng = check_random_state(self.random_state)
@@ -575,6 +591,21 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         NumPy array with the same bytes (the rows those sets were served for), so the wrapped
         model predicts once per batch; any other input is scored again.
         """
+        X, y = self._check_feedback(X, y)
+        if not hasattr(self, "learner_"):
+            first = self._start_stream(X, y)
+            if first is not None:  # an unfitted classifier: the batch was handled by `fit`
+                return first
+        n = len(y)
+        self._check_batch(classes, n)
+        if n == 0:
+            return self
+        scores, miss, served = self._feedback_scores(X, y)
+        self._record_feedback(scores, miss, served)
+        return self
+
+    def _check_feedback(self, X, y):
+        """``X`` as rows and ``y`` as a 1-d array of the same length."""
         if y is None:
             raise ValueError(
                 f"{type(self).__name__}.partial_fit requires y (the feedback: true label, or -1 "
@@ -587,40 +618,51 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         n = n_rows(X)
         if n != len(y):
             raise ValueError(f"`X` has {n} rows but `y` has {len(y)} entries; they must be equal.")
-        if not hasattr(self, "learner_"):
-            self._check_on_drift()
-            learner = self._new_learner()
-            if self._precomputed:
-                self._set_model(None, X)
-            elif is_fitted(self.estimator):
-                self._set_model(self.estimator, X)
-            else:
-                # The first sets are full (threshold -inf), so every reply is a true label:
-                # this batch is a labeled stream, handled by `fit` (split, fit, replay).
-                if self._miss_mask(np.asarray(y)).any():
-                    raise NotFittedError(
-                        f"The first {type(self).__name__}.partial_fit call fits the unfitted "
-                        "`estimator` on its labels, but `y` reports misses (-1). Pass a fitted "
-                        "classifier (e.g. sklearn.frozen.FrozenEstimator(model)) or labeled rows."
-                    )
-                return self._fit(X, y)
-            self.learner_ = learner
-            self.n_misses_ = 0
-            self._start_history()
-            self._finish()
+        return X, y
+
+    def _start_stream(self, X, y):
+        """First call: set up the learner, the model and the history. With an unfitted wrapped
+        classifier the batch is a labeled stream, handled by :meth:`_fit` (returned)."""
+        self._check_on_drift()
+        learner = self._new_learner()
+        if self._precomputed:
+            self._set_model(None, X)
+        elif is_fitted(self.estimator):
+            self._set_model(self.estimator, X)
+        else:
+            # The first sets are full (threshold -inf), so every reply is a true label:
+            # this batch is a labeled stream, handled by `fit` (split, fit, replay).
+            if self._miss_mask(np.asarray(y)).any():
+                raise NotFittedError(
+                    f"The first {type(self).__name__}.partial_fit call fits the unfitted "
+                    "`estimator` on its labels, but `y` reports misses (-1). Pass a fitted "
+                    "classifier (e.g. sklearn.frozen.FrozenEstimator(model)) or labeled rows."
+                )
+            return self._fit(X, y)
+        self.learner_ = learner
+        self.n_misses_ = 0
+        self._start_history()
+        self._finish()
+        return None
+
+    def _check_batch(self, classes, n):
+        """``classes`` (if given) equal to the wrapped classifier's; ``n`` rounds fit the horizon."""
         if classes is not None and not np.array_equal(np.unique(classes), self.classes_):
             raise ValueError(
                 f"`classes` {np.unique(classes).tolist()} differ from the wrapped classifier's "
                 f"classes_ {self.classes_.tolist()}; pass classes=None or the same classes."
             )
-        if n == 0:
-            return self
         horizon = self.learner_.horizon
-        if horizon is not None and self.learner_.n_rounds + n > horizon:
+        if n and horizon is not None and self.learner_.n_rounds + n > horizon:
             raise ValueError(
                 f"`horizon`={horizon} is smaller than the number of rounds seen "
                 f"({self.learner_.n_rounds + n}); pass a larger `horizon` or horizon=None."
             )
+
+    def _feedback_scores(self, X, y):
+        """The true labels' scores, the miss mask and the threshold the sets were served with;
+        errors for feedback that contradicts the published sets."""
+        n = len(y)
         S = self._scores_of_last_sets(X)
         served = self.threshold_
         miss = self._miss_mask(y)
@@ -642,6 +684,12 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
                 f"{float(served)!r} of the published set, so it was not in the set. Report a miss "
                 "with -1."
             )
+        return scores, miss, served
+
+    def _record_feedback(self, scores, miss, served):
+        """Record the rounds in the learner and the drift monitor (restarting on a detection
+        with ``on_drift="restart"``)."""
+        n = len(scores)
         rounds_before = self.n_rounds_
         # Every check of the learner's update_batch is done above or holds by construction
         # (finite label scores, none observed below `served`, the horizon), so the rounds are
@@ -659,7 +707,6 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
                 self.learner_ = self._new_learner()
                 monitor.reset()
         self._finish()
-        return self
 
     # -- prediction ---------------------------------------------------------------------------
     def predict_set(self, X):

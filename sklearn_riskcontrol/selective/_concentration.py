@@ -105,20 +105,12 @@ class _ConcentrationBase(_DeploymentBase):
                 )
             super().fit(X, y, shift_weights=shift_weights)
         self.n_unlabeled_ = 0 if judge is None else int(judge[1].shape[0])
-        bound = self.bound
-        if judge is not None and bound == "auto":
-            # R-AutoEval+ or the labels alone, whichever rejects (union bound over the two)
-            bound = "rautoeval_or_" + ("binomial" if self.risk_.binary else "hoeffding_bentkus")
-        elif bound == "auto" and not self.risk_.binary:
-            # The exact binomial p-values need losses that are 0/1 by construction; 0/1 values
-            # on this calibration draw do not make a [0, 1] loss binary.
-            bound = "hoeffding_bentkus"
         self.result_ = concentration_threshold(
             self.cal_risks_,
             self.cal_scores_,
             self.alpha,
             target=self._target,
-            bound=bound,
+            bound=self._resolved_bound(judge is not None),
             procedure=self.procedure,
             delta=self.delta,
             grid=self.grid,
@@ -131,6 +123,18 @@ class _ConcentrationBase(_DeploymentBase):
         )
         self.threshold_ = self.result_.threshold
         return self
+
+    def _resolved_bound(self, with_judge):
+        """``bound``, with ``"auto"`` resolved where it depends on the judge or on the risk's
+        construction (``concentration_threshold`` sees only the loss values)."""
+        if self.bound != "auto":
+            return self.bound
+        if with_judge:
+            # R-AutoEval+ or the labels alone, whichever rejects (union bound over the two)
+            return "rautoeval_or_" + ("binomial" if self.risk_.binary else "hoeffding_bentkus")
+        # The exact binomial p-values need losses that are 0/1 by construction; 0/1 values on
+        # this calibration draw do not make a [0, 1] loss binary.
+        return "auto" if self.risk_.binary else "hoeffding_bentkus"
 
     def _split_unlabeled(self, X, y, shift_weights):
         """Calibrate on the labeled rows; return the judge arrays ``(J, U, T)`` for
