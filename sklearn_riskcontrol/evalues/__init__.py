@@ -1,7 +1,11 @@
 """Array layer: e-values, betting, multiple testing and bounds on plain NumPy arrays.
 
 This is what users with precomputed loss/score tables call, what the estimators call, and what
-the benchmarks time. No scikit-learn estimators and no I/O live here.
+the benchmarks time. No scikit-learn estimators and no I/O live here. The modules shared by the
+e-value methods live in this package (``betting``: betting e-processes; ``testing``: e-BH, BH,
+boosting, fixed-sequence, Bonferroni); SCoRE's and R-AutoEval+'s own array functions live in
+their method packages (:mod:`sklearn_riskcontrol.selective`, :mod:`sklearn_riskcontrol.autoeval`)
+and are re-exported here and by ``evalues.conformal``, ``ltt``, ``bounds`` and ``autoeval``.
 """
 
 from .autoeval import (
