@@ -443,7 +443,7 @@ def _upper_bound(q, rho, log_prior, delta, strategy, tol, fast=True):
     lower, upper = -rho, 1.0 + rho
     log_threshold = np.log(1.0 / delta)
     n = q.shape[1]
-    if fast and _fast_path_applies(strategy):
+    if fast and isinstance(strategy, UniversalPortfolio) and strategy._adaptive_arcsine:
         try:
             return _fast_upper_bound(q, rho, log_prior, delta, strategy, tol)
         except _FastPathError:
@@ -462,11 +462,17 @@ def _upper_bound(q, rho, log_prior, delta, strategy, tol, fast=True):
             mix = _logsumexp(log_prior[:, None] + logw, axis=0)
         return max(float(mix.max()) - log_threshold, -1e6)  # finite for the root finder
 
-    # Bracket the crossing by expanding around the plug-in guess mean + sd sqrt(2 log(1/delta)
-    # / n) in steps of the standard error, so Brent starts on a short interval.
+    # Bracket the crossing by expanding around the plug-in guess in steps of the standard
+    # error, so Brent starts on a short interval.
+    sd = float(np.std(q[0]))
+    return _crossing(f, _plugin_guess(q, log_threshold), max(sd / np.sqrt(n), 1e-3), tol)
+
+
+def _plugin_guess(q, log_threshold):
+    """Plug-in guess of the upper bound from the labels-only row: ``mean + sd sqrt(2
+    log(1/delta) / n)``, clipped to [0, 1]."""
     mean, sd = float(np.mean(q[0])), float(np.std(q[0]))
-    a = min(1.0, max(0.0, mean + sd * np.sqrt(2.0 * log_threshold / n)))
-    return _crossing(f, a, max(sd / np.sqrt(n), 1e-3), tol)
+    return min(1.0, max(0.0, mean + sd * np.sqrt(2.0 * log_threshold / q.shape[1])))
 
 
 def _crossing(f, a, width, tol, lo_end=0.0, hi_end=1.0):
@@ -532,14 +538,6 @@ _FAST_ITERATIONS = 20  # candidate / certification rounds before giving up (1 to
 
 class _FastPathError(Exception):
     """The count-based path does not apply or did not converge; root finding takes over."""
-
-
-def _fast_path_applies(strategy):
-    """The default UP bets (continuous arcsine prior, adaptive integration): their wealth is
-    Cover's mixture up to the adaptive rule's ~1e-9 relative error."""
-    return (isinstance(strategy, UniversalPortfolio) and strategy._custom is None
-            and strategy.prior == "arcsine" and strategy.n_nodes is None
-            and strategy.integration == "adaptive")
 
 
 def _column_classes(q):
@@ -726,8 +724,8 @@ class _CountMixture:
 
 def _rounds_root(mix, rounds, log_threshold, guess):
     """Smallest ``a`` in [0, 1] at which one of ``rounds`` reaches the threshold (``1.0`` with
-    ``False`` if none does at 1), to ~1e-13, with whether it is interior; Brent on the maximum
-    over the rounds, which is nondecreasing in ``a``."""
+    ``False`` if none does at 1), to ~1e-12 and on the side where one does, with whether it is
+    interior: :func:`_crossing` on the maximum over the rounds, which is nondecreasing in ``a``."""
     t = np.sort(rounds)
     counts = mix.counts(t)
 
@@ -738,20 +736,7 @@ def _rounds_root(mix, rounds, log_threshold, guess):
         return 1.0, False
     if g(0.0) >= 0:
         return 0.0, False
-    lo, hi, width = 0.0, 1.0, 1e-3  # bracket around the guess, then Brent
-    a = min(1.0, max(0.0, guess))
-    if 0.0 < a < 1.0:
-        if g(a) >= 0:
-            hi = a
-            while hi - width > 0.0 and g(hi - width) >= 0:
-                hi, width = hi - width, 4.0 * width
-            lo = max(0.0, hi - width)
-        else:
-            lo = a
-            while lo + width < 1.0 and g(lo + width) < 0:
-                lo, width = lo + width, 4.0 * width
-            hi = min(1.0, lo + width)
-    return optimize.brentq(g, lo, hi, xtol=1e-13, rtol=4 * np.finfo(float).eps), True
+    return _crossing(g, guess, 1e-3, 4e-13), True
 
 
 def _fast_upper_bound(q, rho, log_prior, delta, strategy, tol):
@@ -771,8 +756,7 @@ def _fast_upper_bound(q, rho, log_prior, delta, strategy, tol):
     log_threshold = np.log(1.0 / delta)
     n = q.shape[1]
     mix = _CountMixture(q, rho, log_prior)
-    mean, sd = float(np.mean(q[0])), float(np.std(q[0]))
-    guess = min(1.0, max(0.0, mean + sd * np.sqrt(2.0 * log_threshold / n)))
+    guess = _plugin_guess(q, log_threshold)
     candidates = mix.search(guess, -np.inf)[0]
     for _ in range(_FAST_ITERATIONS):
         root, interior = _rounds_root(mix, candidates, log_threshold, guess)

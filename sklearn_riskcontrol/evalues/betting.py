@@ -336,6 +336,13 @@ class UniversalPortfolio:
     def _alpha_free(self, monotone):
         return False
 
+    @property
+    def _adaptive_arcsine(self):
+        """Whether the bets are those of the continuous arcsine prior by adaptive integration
+        (whose wealth is Cover's mixture up to the rule's ~1e-9 relative error)."""
+        return (self._custom is None and self.prior == "arcsine" and self.n_nodes is None
+                and self.integration == "adaptive")
+
     def quadrature(self, n_rounds):
         """Nodes ``b_k`` and weights of the rule used for ``n_rounds`` rounds.
 
@@ -375,8 +382,7 @@ class UniversalPortfolio:
     def _iter_bets(self, q, alpha, lower, upper, *, delta, n_total, monotone):
         rows, n = q.shape
         unit = 1.0 / (upper - (lower if monotone else alpha))  # bet of b = 1
-        if (self._custom is None and self.prior == "arcsine" and self.n_nodes is None
-                and self.integration == "adaptive"):
+        if self._adaptive_arcsine:
             yield from _adaptive_up_bets(q - alpha, unit)
             return
         nodes, weights = self.quadrature(n)
