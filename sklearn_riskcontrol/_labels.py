@@ -11,7 +11,13 @@ import numpy as np
 
 from ._wrapping import chunked_call, tags_or_none
 
-__all__ = ["unlabeled_mask", "is_classification", "labeled_and_unlabeled", "raw_judge_labels"]
+__all__ = [
+    "unlabeled_mask",
+    "is_classification",
+    "labeled_and_unlabeled",
+    "raw_judge_labels",
+    "class_index",
+]
 
 
 def _is_float_array(y):
@@ -87,3 +93,18 @@ def raw_judge_labels(judge, X, n_jobs):
             "must be a fitted model with predict, or a callable X -> one label per row."
         ) from exc
     return np.asarray(labels)
+
+
+def class_index(classes, y):
+    """Column of each label of ``y`` in ``classes`` (a classifier's ``classes_``, any order)
+    and whether it is one of them (where it is not, the column is only a valid index)."""
+    classes, y = np.asarray(classes), np.asarray(y)
+    try:
+        order = np.argsort(classes, kind="stable")  # identity for scikit-learn's sorted classes_
+        pos = np.minimum(np.searchsorted(classes[order], y), len(classes) - 1)
+    except TypeError:  # labels that do not compare with the classes (mixed types)
+        known = np.array([np.any(classes == v) for v in y], dtype=bool)
+        idx = [int(np.flatnonzero(classes == v)[0]) if k else 0 for v, k in zip(y, known)]
+        return np.array(idx, dtype=np.intp), known
+    idx = order[pos]
+    return idx, np.asarray(classes[idx] == y, dtype=bool)

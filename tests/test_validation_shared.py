@@ -82,3 +82,19 @@ def test_object_labels_without_missing_values_pass_unchanged():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         check_labels(pd.Series(["x", "y"]).to_numpy())
+
+
+@pytest.mark.parametrize("classes, y", [
+    (np.array([0, 1, 2]), np.array([2, 0, 5, 1, -1])),  # sorted, as scikit-learn's classes_
+    (np.array([3, 1, 2]), np.array([1, 3, 4, 2, 3])),  # any order
+    (np.array(["b", "a", "c"]), np.array(["a", "c", "z", "b"])),
+    (np.array([0, 1]), np.array(["0", "x"], dtype=object)),  # labels that do not compare
+])
+def test_class_index_agrees_with_a_lookup(classes, y):
+    from sklearn_riskcontrol._labels import class_index
+
+    idx, known = class_index(classes, y)
+    lookup = {c: k for k, c in enumerate(classes.tolist())}
+    np.testing.assert_array_equal(known, [v in lookup for v in y.tolist()])
+    np.testing.assert_array_equal(idx[known], [lookup[v] for v in y[known].tolist()])
+    assert np.all((0 <= idx) & (idx < classes.size))

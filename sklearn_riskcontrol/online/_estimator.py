@@ -13,6 +13,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
+from .._labels import class_index
 from .._validation import RANDOM_STATE, check_labels, check_random_state, show, warn
 from .._wrapping import copy_feature_info, indexable_rows, is_fitted, n_rows
 from ._learners import STRATEGIES, make_learner
@@ -389,18 +390,7 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
 
     def _label_index(self, y):
         """Column of each label in ``classes_`` and whether it is a known class."""
-        classes = self.classes_
-        try:
-            idx = np.searchsorted(classes, y)
-        except TypeError:
-            known = np.array([np.any(classes == v) for v in y], dtype=bool)
-            idx = np.array(
-                [int(np.flatnonzero(classes == v)[0]) if k else 0 for v, k in zip(y, known)]
-            )
-            return idx, known
-        idx = np.minimum(idx, len(classes) - 1)
-        known = classes[idx] == y
-        return idx, np.asarray(known, dtype=bool)
+        return class_index(self.classes_, y)
 
     def _miss_mask(self, y):
         classes = getattr(self, "classes_", np.array([], dtype=int))

@@ -7,6 +7,7 @@ import numpy as np
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._labels import class_index
 from .._validation import (
     check_random_state,
     check_scores,
@@ -177,16 +178,14 @@ class SCoREMDR(_DeploymentBase):
                 "label_score needs a classifier with `classes_` (the candidate labels of the "
                 f"infimum); {type(self.estimator_).__name__} has none. Use label_score=None."
             )
-        lookup = {c: k for k, c in enumerate(np.asarray(classes).tolist())}
-        labels = np.asarray(y_cal).tolist()
-        missing = sorted({c for c in labels if c not in lookup}, key=str)
+        col, known = class_index(classes, y_cal)
+        missing = sorted(set(np.asarray(y_cal)[~known].tolist()), key=str)
         if missing:
             raise ValueError(
                 f"Calibration label(s) {show(missing[:5])} are not among the classifier's "
                 "`classes_`: label-dependent e-values take their infimum over `classes_`, so "
                 "every label a point can have must be one of them. Use label_score=None."
             )
-        col = np.array([lookup[c] for c in labels], dtype=np.intp)
         return self._label_scores(X_cal)[np.arange(col.size), col]
 
     def _label_scores(self, X):
