@@ -21,6 +21,7 @@ lower the speed-up). Sizes are chosen so that the sequential run takes >= 1 s on
     python benchmarks/bench_dask.py --quick     # small sizes: the sequential fallback
     python benchmarks/bench_dask.py --top-pad   # workers with MALLOC_TOP_PAD_ = 32 MiB
     python benchmarks/bench_dask.py --only select   # the paths whose name contains "select"
+    python benchmarks/bench_dask.py --only Selector --selector 64,128,256   # the selector by size
 
 Dask's nanny starts workers with ``MALLOC_TRIM_THRESHOLD_=65536``, which turns off glibc's
 adaptive thresholds: every NumPy temporary above 64-128 KiB then faults its pages in afresh,
@@ -76,6 +77,9 @@ def main():
                         help="start the Dask workers with MALLOC_TOP_PAD_=32 MiB")
     parser.add_argument("--only", default="",
                         help="run only the paths whose name contains this text")
+    parser.add_argument("--selector", default="64",
+                        help="candidate counts of the RiskControlledModelSelector rows (comma-"
+                             "separated; 20,000 rows each)")
     args = parser.parse_args()
     import dask
     from dask.distributed import Client, LocalCluster
@@ -88,7 +92,8 @@ def main():
                  case_selector(4, 4000), case_score(50_000), case_bandits(4, 50, 1000)]
     else:
         cases = [case_reference(3_000_000), case_validity(600), case_select(48, 5000, 20_000),
-                 case_selector(64, 20_000), case_score(1_000_000), case_bandits(24, 200, 4000)]
+                 *(case_selector(int(k), 20_000) for k in args.selector.split(",")),
+                 case_score(1_000_000), case_bandits(24, 200, 4000)]
     cases = [(name, run) for name, run in cases if args.only in name]
     warnings.simplefilter("ignore", RiskControlWarning)
     threadpool_limits(1)  # one BLAS/OpenMP thread per process: only joblib's parallelism counts

@@ -19,8 +19,9 @@ wrapped models are never refitted.
 
 Layout: :mod:`._arrays` is the array layer (the tests, confidence intervals and selection of the
 paper on loss arrays; re-exported by :mod:`sklearn_riskcontrol.evalues`), :mod:`._estimators`
-the estimators above, and :mod:`._sessions` the label-until-certified sessions
-(:class:`LabelingSession`, :class:`SelectionSession`; also at :mod:`sklearn_riskcontrol.labeling`).
+the estimators above, :mod:`._sessions` the label-until-certified sessions
+(:class:`LabelingSession`, :class:`SelectionSession`; also at :mod:`sklearn_riskcontrol.labeling`),
+and :mod:`._parcel` how the selector's parallel workers send fitted testers back.
 """
 
 from ._estimators import RAutoEvalPlus, RiskControlledModelSelector

@@ -41,6 +41,7 @@ from .._labels import (
     unlabeled_mask,
 )
 from ._arrays import _all_wrong_message, rautoeval_confidence_interval, rautoeval_test
+from ._parcel import TesterParcel
 from ..evalues.betting import WSR, FixedBet, UniversalPortfolio
 from ..evalues.testing import at_most, bonferroni, fixed_sequence
 from ..risks import RISK_NAMES, make_risk
@@ -695,8 +696,9 @@ def _shared_judge_labels(tester, X):
     return labels
 
 
-def _run_tester(candidate, tester, level, X, y, judge_labels=None):
-    """One candidate's test: (fitted tester or None, p-value). Warnings are summarised later.
+def _run_tester(candidate, tester, level, X, y, judge_labels=None, sent=None):
+    """One candidate's test: (fitted tester in a :class:`TesterParcel`, or None; p-value).
+    Warnings are summarised later. ``sent``: the dict the parcels of one parallel task share.
 
     The template is copied *shallowly* (a new instance from ``get_params(deep=False)``), not
     with ``clone``: ``clone`` would unfit a fitted auto-evaluator held by the template, which
@@ -711,7 +713,9 @@ def _run_tester(candidate, tester, level, X, y, judge_labels=None):
             else:
                 fitted._validate_params()
                 fitted._fit(X, y, judge_labels)
-            return fitted, float(fitted.pvalue_)
+            parcel = TesterParcel(fitted, candidate, params.get("autoevaluator"),
+                                  {} if sent is None else sent)
+            return parcel, float(fitted.pvalue_)
         p = tester(candidate, X, y, delta=level)
     if isinstance(p, bool) or not isinstance(p, numbers.Real) or not (0.0 <= p <= 1.0):
         raise ValueError(f"A callable `tester` must return a p-value in [0, 1]; got {show(p)}.")
@@ -983,16 +987,20 @@ class RiskControlledModelSelector(MetaEstimatorMixin, BaseEstimator):
         pvalues = np.full(K, np.nan)
         bar = Progress(K, verbose=self.verbose, desc=type(self).__name__, unit="candidates")
 
+        judge = tester.get_params(deep=False).get("autoevaluator") if hasattr(
+            tester, "get_params") else None
+
         def record(i, out):  # True (FST: stop) when candidate order[i] is not certified
             k = order[i]
-            testers[k], pvalues[k] = out
+            parcel, pvalues[k] = out
+            testers[k] = None if parcel is None else parcel.unpack(self.estimators[k], judge)
             bar.update(i + 1, candidate=int(k), pvalue=float(pvalues[k]))
             return not at_most(pvalues[k], level)
 
         with bar, _quiet_risk_warnings():
             # X and y are passed once per parallel task (Dask scatters them once); tasks are
             # sized from the first candidates' cost, or all run here when too small to pay.
-            shared = (tester, level, X, y, _shared_judge_labels(tester, X))
+            shared = (tester, level, X, y, _shared_judge_labels(tester, X), {})
             run_units(_run_tester, [(self.estimators[k],) for k in order], shared,
                       n_jobs=self.n_jobs, each=record, may_stop=self.procedure == "fst")
         return testers, pvalues
