@@ -13,9 +13,9 @@ import time
 from contextlib import contextmanager
 
 from joblib import effective_n_jobs, parallel_config
-from joblib.parallel import get_active_backend
 from sklearn.utils.parallel import Parallel, delayed  # propagate sklearn's config to workers
 
+from ._dask import dask_client, direct_results, sent_once
 from ._validation import show
 
 __all__ = ["check_batch_size", "run_units"]
@@ -94,30 +94,6 @@ def _run_batch(func, units, *shared):
         return [func(*unit, *shared) for unit in units]
 
 
-def _sent_once(shared):
-    """``shared``, with its non-scalar arguments replaced by futures of copies sent to every
-    worker once when joblib's backend is Dask's.
-
-    Otherwise joblib scatters only the objects Dask's ``sizeof`` deems large, to one worker,
-    and every task's message carries the others (a model with its fitted auto-evaluator: the
-    scheduler, in the calling process, unpickles and pickles it again for each task). Measured
-    on 2 workers: the model selector's speed-up went from 1.43x to 1.50x (benchmarks/RESULTS.md).
-    """
-    backend, _ = get_active_backend()
-    client = getattr(backend, "client", None)
-    if type(backend).__name__ != "DaskDistributedBackend" or client is None:
-        return shared
-    send = [i for i, arg in enumerate(shared)
-            if not isinstance(arg, (numbers.Number, str, bytes, type(None)))]
-    if not send:
-        return shared
-    futures = client.scatter([shared[i] for i in send], broadcast=True, hash=False)
-    out = list(shared)
-    for i, future in zip(send, futures):
-        out[i] = future
-    return tuple(out)
-
-
 def check_batch_size(batch_size):
     """``batch_size``: ``"auto"`` or a positive int (units of work per parallel task)."""
     if isinstance(batch_size, str) and batch_size == "auto":
@@ -140,7 +116,8 @@ def run_units(func, units, shared=(), *, n_jobs=None, batch_size="auto", each=No
     ``TASKS_PER_WORKER`` tasks per worker of at least ``MIN_TASK_SECONDS`` each, and runs
     sequentially here when that leaves fewer than two tasks. An int ``batch_size`` always
     dispatches tasks of that many units. ``shared`` arguments are passed once per task, at the
-    top level; on Dask they are sent to every worker once, before the tasks.
+    top level; on Dask they are sent to every worker once, before the tasks, and results come
+    straight from local workers (see :mod:`._dask`).
 
     Parameters
     ----------
@@ -202,22 +179,34 @@ def run_units(func, units, shared=(), *, n_jobs=None, batch_size="auto", each=No
             return results
         size = -(-left // n_tasks)
     rest = units[len(results):]
-    shared = _sent_once(shared)
-    tasks = [delayed(_run_batch)(func, rest[i:i + size], *shared)
-             for i in range(0, len(rest), size)]
-    if not may_stop:  # one call, results streamed in order as they complete where possible
-        try:
-            parallel = Parallel(n_jobs=n_jobs, return_as="generator")
-        except ValueError:  # a backend that cannot stream (multiprocessing)
-            parallel = Parallel(n_jobs=n_jobs)
-        for out in parallel(tasks):
-            for res in out:
-                keep(res)
-        return results
+    client = dask_client()
+    with direct_results(client):
+        shared = sent_once(client, shared)
+        tasks = [delayed(_run_batch)(func, rest[i:i + size], *shared)
+                 for i in range(0, len(rest), size)]
+        if may_stop:
+            _run_rounds(tasks, jobs, n_jobs, keep)
+        else:
+            _run_streamed(tasks, n_jobs, keep)
+    return results
+
+
+def _run_streamed(tasks, n_jobs, keep):
+    """One call, results streamed in order as they complete where possible."""
+    try:
+        parallel = Parallel(n_jobs=n_jobs, return_as="generator")
+    except ValueError:  # a backend that cannot stream (multiprocessing)
+        parallel = Parallel(n_jobs=n_jobs)
+    for out in parallel(tasks):
+        for res in out:
+            keep(res)
+
+
+def _run_rounds(tasks, jobs, n_jobs, keep):
+    """Rounds of one task per worker until ``keep`` says stop."""
     with Parallel(n_jobs=n_jobs) as parallel:
         for r in range(0, len(tasks), jobs):
             # A whole round is awaited (abandoning joblib's output would make loky kill its
             # workers); results after the stop are dropped.
             if any(keep(res) for out in parallel(tasks[r:r + jobs]) for res in out):
                 break
-    return results

@@ -19,7 +19,7 @@ from sklearn.linear_model import LinearRegression, Ridge
 from sklearn.tree import DecisionTreeClassifier
 
 from sklearn_riskcontrol import RAutoEvalPlus, RiskControlledModelSelector, RiskControlWarning
-from sklearn_riskcontrol import _parallel
+from sklearn_riskcontrol import _dask, _parallel
 from sklearn_riskcontrol.autoeval import _parcel
 from sklearn_riskcontrol.autoeval._parcel import same_bits
 from sklearn_riskcontrol.risks import make_risk
@@ -221,15 +221,41 @@ def test_dask_worker_processes_get_shared_inputs_once_and_return_the_same_tester
 
     problem = _classification()
     seq = _select(problem, 1)
+    shared = (0.5, "text", None, np.arange(3), {"k": 1})
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster):
+                      dashboard_address=None) as cluster, Client(cluster) as client:
         with joblib.parallel_config(backend="dask"):
             par = _select(problem, -1)
-            shared = (0.5, "text", None, np.arange(3), {"k": 1})
-            sent = _parallel._sent_once(shared)
-            assert sent[:3] == shared[:3]  # scalars stay in the task
-            assert all(isinstance(f, Future) for f in sent[3:])
-            np.testing.assert_array_equal(sent[3].result(), shared[3])
-            assert sent[4].result() == shared[4]
+            assert _dask.dask_client() is client
+            sent = _dask.sent_once(client, shared)
+        assert sent[:3] == shared[:3]  # scalars stay in the task
+        assert all(isinstance(f, Future) for f in sent[3:])
+        np.testing.assert_array_equal(sent[3].result(), shared[3])
+        assert sent[4].result() == shared[4]
     _assert_same_selection(seq, par, problem)
-    assert _parallel._sent_once(shared) is shared  # other backends: unchanged
+    assert _dask.dask_client() is None  # other backends: nothing sent
+    assert _dask.sent_once(None, shared) is shared
+
+
+def test_direct_results_only_for_a_cluster_of_this_process_and_an_unset_choice():
+    pytest.importorskip("distributed")
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                      dashboard_address=None) as cluster:
+        with Client(cluster) as client:
+            assert client.direct_to_workers is None
+            with _dask.direct_results(client):
+                assert client.direct_to_workers is True
+                with _dask.direct_results(client):  # e.g. a second call in another thread
+                    assert client.direct_to_workers is True
+                assert client.direct_to_workers is True  # the outer call still runs
+            assert client.direct_to_workers is None  # put back
+            client.direct_to_workers = False  # the user's own choice is kept
+            with _dask.direct_results(client):
+                assert client.direct_to_workers is False
+        with Client(cluster.scheduler_address) as remote:  # connected by address: a cluster
+            with _dask.direct_results(remote):  # elsewhere may not reach its workers
+                assert remote.direct_to_workers is None
+    with _dask.direct_results(None):
+        pass
