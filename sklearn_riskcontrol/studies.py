@@ -125,7 +125,7 @@ def monte_carlo(func, n_repetitions, *, args=(), random_state=None, n_jobs=None,
         raise TypeError(f"`func` must be callable as func(rng, *args); got {func!r}.")
     batch_size = check_batch_size(batch_size)
     children = _seed_sequence(random_state).spawn(int(n_repetitions))
-    # The function and args are passed once per task (Dask scatters large args once).
+    # The function and args are passed once per task (sent to each Dask worker once).
     with Progress(n_repetitions, verbose=verbose, desc="monte_carlo", unit="repetitions") as bar:
         return run_units(_one_repetition, [(seed,) for seed in children],
                          (portable(func), *tuple(args)), n_jobs=n_jobs, batch_size=batch_size,

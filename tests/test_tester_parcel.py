@@ -160,8 +160,8 @@ def test_pack_keeps_negative_zero_nan_and_integer_dtypes():
     twin.signed_ = np.array([0.0, 1.0])
     twin.nan_, twin.ints_, twin.binary_ = fitted.nan_.copy(), fitted.ints_ + 0, np.ones(3)
     sent = {}
-    a, b = _round_trip([_parcel.TesterParcel(fitted, None, None, sent), _parcel.TesterParcel(twin, None, None,
-                                                                               sent)])
+    a, b = _round_trip([_parcel.TesterParcel(fitted, None, None, sent),
+                        _parcel.TesterParcel(twin, None, None, sent)])
     _assert_same_tester(fitted, a.unpack(None, None))
     _assert_same_tester(twin, b.unpack(None, None))
 

@@ -698,7 +698,7 @@ def _shared_judge_labels(tester, X):
 
 def _run_tester(candidate, tester, level, X, y, judge_labels=None, sent=None):
     """One candidate's test: (fitted tester in a :class:`TesterParcel`, or None; p-value).
-    Warnings are summarised later. ``sent``: the dict the parcels of one parallel task share.
+    Warnings are summarised later. ``sent``: the dict the parcels a worker sends share.
 
     The template is copied *shallowly* (a new instance from ``get_params(deep=False)``), not
     with ``clone``: ``clone`` would unfit a fitted auto-evaluator held by the template, which
@@ -998,7 +998,7 @@ class RiskControlledModelSelector(MetaEstimatorMixin, BaseEstimator):
             return not at_most(pvalues[k], level)
 
         with bar, _quiet_risk_warnings():
-            # X and y are passed once per parallel task (Dask scatters them once); tasks are
+            # X, y and the template go once per parallel task (to each Dask worker once); tasks are
             # sized from the first candidates' cost, or all run here when too small to pay.
             shared = (tester, level, X, y, _shared_judge_labels(tester, X), {})
             run_units(_run_tester, [(self.estimators[k],) for k in order], shared,

@@ -6,8 +6,8 @@ holds the candidate and the template's fitted auto-evaluator; the row indices ar
 every candidate; and 0-1 losses fit in one byte each (the test's result pickles itself without
 the mixture weights, see ``RAutoEvalResult.__reduce__``). Sending it all back cost the Dask run
 much of its speed-up (benchmarks/RESULTS.md). A :class:`TesterParcel` is pickled without those
-redundancies, and the caller restores the very same tester with :meth:`TesterParcel.unpack`. In-process (sequential) runs never pickle it and
-get the tester untouched.
+redundancies, and the caller restores the very same tester with :meth:`TesterParcel.unpack`.
+In-process (sequential or threaded) runs never pickle it and get the tester untouched.
 """
 
 import numpy as np
@@ -21,7 +21,7 @@ class TesterParcel:
 
     Pickled, it leaves out the attributes that are ``candidate`` or ``autoevaluator``
     themselves, sends an array attribute equal to the previous parcel's once (``sent``: a dict
-    shared by the parcels of one task, holding the last array sent under each name), and 0-1
+    shared by the parcels one worker sends, holding the last array sent under each name), and 0-1
     float arrays as bytes.
     """
 
