@@ -37,9 +37,11 @@ def sent_once(client, shared):
     auto-evaluator: the scheduler, in the calling process, unpickles and pickles it again for
     each task). Measured on 2 workers: the model selector's speed-up went from 1.43x to 1.50x.
     """
+    if client is None:
+        return shared
     send = [i for i, arg in enumerate(shared)
             if not isinstance(arg, (numbers.Number, str, bytes, type(None)))]
-    if client is None or not send:
+    if not send:
         return shared
     futures = client.scatter([shared[i] for i in send], broadcast=True, hash=False)
     out = list(shared)

@@ -20,8 +20,8 @@ from sklearn.tree import DecisionTreeClassifier
 
 from sklearn_riskcontrol import RAutoEvalPlus, RiskControlledModelSelector, RiskControlWarning
 from sklearn_riskcontrol import _dask, _parallel
+from sklearn_riskcontrol._bytes import same_bytes
 from sklearn_riskcontrol.autoeval import _parcel
-from sklearn_riskcontrol.autoeval._parcel import same_bits
 from sklearn_riskcontrol.risks import make_risk
 from sklearn_riskcontrol.evalues import rautoeval_test
 
@@ -59,7 +59,7 @@ def _assert_same_value(x, y, where):
             for i, (u, v) in enumerate(zip(x.ravel(), y.ravel())):
                 _assert_same_value(u, v, f"{where}[{i}]")
         else:
-            assert same_bits(x, y), where
+            assert same_bytes(x, y), where
     elif dataclasses.is_dataclass(x):
         for f in dataclasses.fields(x):
             _assert_same_value(getattr(x, f.name), getattr(y, f.name), f"{where}.{f.name}")

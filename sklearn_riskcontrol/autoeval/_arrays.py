@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
+from .._bytes import same_bytes
 from .._parallel import run_units
 from .._progress import Progress
 from .._validation import (
@@ -50,7 +51,6 @@ from ..evalues.betting import (
     mixture_weights,
 )
 from ..evalues.testing import bonferroni, fixed_sequence
-from ._parcel import same_bits
 
 __all__ = [
     "effective_observations",
@@ -228,7 +228,7 @@ class RAutoEvalResult:
         # ``log_wealth``, as every test computes them: a third fewer bytes for parallel workers
         # to send back; unpickling recomputes them.
         fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        if same_bits(_weights_of(fields), self.rho_weights):
+        if same_bytes(_weights_of(fields), self.rho_weights):
             fields["rho_weights"] = None
         return _result_from_fields, (fields,)
 

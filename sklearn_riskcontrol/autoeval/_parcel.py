@@ -12,7 +12,9 @@ In-process (sequential or threaded) runs never pickle it and get the tester unto
 
 import numpy as np
 
-__all__ = ["TesterParcel", "same_bits"]
+from .._bytes import same_bytes
+
+__all__ = ["TesterParcel"]
 
 
 class TesterParcel:
@@ -72,21 +74,13 @@ def _pack(key, value, sent):
     if value.dtype == np.float64:
         with np.errstate(invalid="ignore"):  # NaN, inf or large values: not 0-1, kept
             small = value.astype(np.uint8)
-        if same_bits(small.astype(np.float64), value):
+        if same_bytes(small.astype(np.float64), value):
             data = small
     last = sent.get(key)
-    if last is not None and same_bits(last, data):
+    if last is not None and same_bytes(last, data):
         return last, value.dtype
     sent[key] = data
     return data, value.dtype
-
-
-def same_bits(a, b):
-    """Whether numeric arrays ``a`` and ``b`` have the same dtype, shape and bytes (unlike
-    ``==``, tells 0.0 from -0.0 and matches equal NaNs)."""
-    return (isinstance(b, np.ndarray) and a.dtype == b.dtype and a.shape == b.shape
-            and np.array_equal(np.ascontiguousarray(a).view(np.uint8),
-                               np.ascontiguousarray(b).view(np.uint8)))
 
 
 def _from_packed(cls, state, held, arrays):

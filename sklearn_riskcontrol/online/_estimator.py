@@ -13,6 +13,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
+from .._bytes import same_bytes
 from .._labels import class_index
 from .._validation import RANDOM_STATE, check_labels, check_random_state, show, warn
 from .._wrapping import copy_feature_info, indexable_rows, is_fitted, n_rows
@@ -37,14 +38,6 @@ def _cacheable(X):
     return (
         isinstance(X, np.ndarray) and X.dtype.kind in "biufc" and X.nbytes <= _SCORE_CACHE_MAX_BYTES
     )
-
-
-def _same_bytes(a, b):
-    """Same dtype, shape and bytes (bitwise: NaN payloads and signed zeros count)."""
-    if a.dtype != b.dtype or a.shape != b.shape:
-        return False
-    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
-    return np.array_equal(a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8))
 
 
 def _wrapped_has(attr):
@@ -378,7 +371,7 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
             and _cacheable(X)
             and cache[0] is self.estimator_
             and cache[1] is self.label_score
-            and _same_bytes(cache[2], X)
+            and same_bytes(cache[2], X)
         ):
             return cache[3]
         return self._label_scores(X)
