@@ -240,6 +240,67 @@ def test_resume_from_store(tmp_path):
     s3.close()
 
 
+@pytest.mark.parametrize("kind", ["labeling", "selection"])
+def test_store_requires_example_ids(tmp_path, kind):
+    """Without ids a batch re-sent after a crash would count twice (20 labels -> 40)."""
+    rng = np.random.default_rng(14)
+    h, g, u = _data(rng, 20, 200, 0.1)
+    if kind == "labeling":
+        s = LabelingSession(u, alpha=0.2, delta=0.1, max_labels=100, store=tmp_path / "a.db")
+        args = (h, g)
+    else:
+        s = SelectionSession(np.stack([u, u]), alpha=0.2, delta=0.1, max_labels=100,
+                             store=tmp_path / "a.db")
+        args = (np.stack([h, h]), np.stack([g, g]))
+    with pytest.raises(ValueError, match="must carry `example_ids`"):
+        s.add(*args)
+    assert s.n_labels == 0 and SQLiteStore(tmp_path / "a.db").records() == []
+    s.add(*args, example_ids=range(20))
+    before = repr(s.status_)
+    s.add(*args, example_ids=range(20))  # the re-send is skipped
+    assert s.n_labels == 20 and repr(s.status_) == before
+    s.close()
+
+
+_SECOND_PROCESS = """
+import sys, numpy as np
+from sklearn_riskcontrol import LabelingSession
+u, h, g = (np.load(sys.argv[1])[k] for k in ("u", "h", "g"))
+s = LabelingSession(u, alpha=0.2, delta=0.1, max_labels=100, store=sys.argv[2])
+s.add(h[:30], g[:30], example_ids=[f"q{k}" for k in range(30)])
+print(s.n_labels)
+"""
+
+
+def test_resend_after_crash_in_another_process_never_changes_the_eprocess(tmp_path):
+    """A second process labels 30 rows; this one re-sends them whole, reordered and
+    overlapping: the e-process is that of each label counted once, in first-recorded order."""
+    import subprocess
+    import sys
+
+    rng = np.random.default_rng(15)
+    h, g, u = _data(rng, 50, 300, 0.08)
+    np.savez(tmp_path / "d.npz", u=u, h=h, g=g)
+    db = tmp_path / "labels.db"
+    out = subprocess.run([sys.executable, "-c", _SECOND_PROCESS, str(tmp_path / "d.npz"),
+                          str(db)], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "30"
+    ids = np.array([f"q{k}" for k in range(50)])
+    ref = LabelingSession(u, alpha=0.2, delta=0.1, max_labels=100)
+    ref.add(h, g, example_ids=ids)
+    s = LabelingSession(u, alpha=0.2, delta=0.1, max_labels=100, store=db)
+    assert s.n_labels == 30
+    s.add(h[:30], g[:30], example_ids=ids[:30])                  # the same batch again
+    perm = rng.permutation(30)
+    s.add(h[perm], g[perm], example_ids=ids[perm])                # reordered
+    assert s.n_labels == 30
+    s.add(h[20:50], g[20:50], example_ids=ids[20:50])             # partially overlapping
+    assert s.example_ids == ids.tolist()
+    assert np.array_equal(s.result().log_eprocess, ref.result().log_eprocess)
+    assert s.status_ == ref.status_
+    s.close()
+
+
 def test_store_records_labels_in_order(tmp_path):
     s = LabelingSession(None, alpha=0.3, delta=0.1, method="eval", max_labels=10,
                         store=tmp_path / "e.db")

@@ -497,6 +497,15 @@ class _Session:
     def _add_rows(self, H, G, example_ids):
         """``H``, ``G``: validated (K, b) arrays (``G`` None for R-Eval)."""
         b = H.shape[1]
+        if example_ids is None and self._store is not None:
+            # Without ids a batch re-sent after a crash would be counted twice, inflating the
+            # e-process: with a store, ids are what makes a re-send idempotent.
+            raise ValueError(
+                f"This session records labels in a store ({self._store!r}), so every batch "
+                "must carry `example_ids` (one id per labeled example): a batch re-sent after "
+                "a crash is recognised by its ids and skipped, instead of being counted twice. "
+                "Pass example_ids=[...] to `add`."
+            )
         ids = _batch_ids(example_ids, b, len(self._ids))
         rows = np.concatenate([H.T, (np.full_like(H, np.nan) if G is None else G).T], axis=1)
         new = []
@@ -597,7 +606,9 @@ class LabelingSession(_Session):
         Where labels are recorded (a path opens a
         :class:`~sklearn_riskcontrol.bandits.SQLiteStore`). The store keeps the session's
         configuration (``alpha``, ``delta``, method, bets, budget, a digest of the pool);
-        opening it with another configuration raises ``ValueError``.
+        opening it with another configuration raises ``ValueError``. With a store every
+        batch must carry ``example_ids``: a batch re-sent after a crash is then skipped (ids
+        already recorded), so it is never counted twice.
 
     Attributes
     ----------
@@ -664,8 +675,11 @@ class LabelingSession(_Session):
             Judge losses on the same examples (required unless the method is R-Eval).
         example_ids : array-like of shape (b,), default=None
             Ids of the examples (strings or numbers). An id already recorded (e.g. re-sent
-            after a crash) is skipped if its losses agree and is an error if they differ;
-            without ids every call appends.
+            after a crash) is skipped if its losses agree and is an error if they differ, so a
+            re-sent, partially overlapping or reordered batch never changes the e-process.
+            **Required when the session has a store** (``ValueError`` otherwise): a re-send
+            is recognised only by its ids. Without a store and without ids every call
+            appends.
 
         Returns
         -------
