@@ -4,6 +4,7 @@ and every printed summary says what is a realization and what the guarantee is a
 
 import ast
 import inspect
+import io
 import re
 import subprocess
 import sys
@@ -68,8 +69,10 @@ def _argv(command, path, tmp_path):
 ])
 def test_bad_cell_names_file_column_and_row(command, cell, problem, tmp_path, capsys):
     text, column, _ = TABLES[command]
-    if (command == "sps" and cell == "1.5") or (command == "best-model" and cell == ""):
-        pytest.skip("legal there: sps scores are any finite number; an empty score = missing")
+    if (command == "sps" and cell == "1.5") or (command in ("best-model", "certify")
+                                                 and cell == ""):
+        pytest.skip("legal there: sps scores are any finite number; an empty score = missing; "
+                    "an empty loss = an unlabeled row (test_certify_one_file_with_unlabeled_rows)")
     path = tmp_path / "table.csv"
     path.write_text(text.format(x=cell))
     msg = _error(_argv(command, path, tmp_path), capsys)
@@ -213,6 +216,121 @@ def test_certify_and_select_summaries(tmp_path, capsys):
                       "eval"], capsys)
     assert "selected 'a': 1 of 2 candidates certified with risk <= 0.2" in err
     assert "guarantee: P(some certified candidate has risk > 0.2) <= 0.1" in err
+
+
+def _three_models(tmp_path, rng, risks=(0.02, 0.1, 0.4), n=200, N=1800):
+    """Long certify tables: one row per (model, example), judge right 90%."""
+    def rows(m, labeled):
+        k = n if labeled else N
+        h = (rng.random(k) < m[1]) * 1.0
+        g = np.where(rng.random(k) < 0.9, h, 1 - h)
+        return pd.DataFrame({"model": m[0], "loss": h if labeled else np.nan, "judge_loss": g})
+    models = list(zip(["small", "medium", "large"], risks))
+    lab = pd.concat([rows(m, True) for m in models])
+    unl = pd.concat([rows(m, False) for m in models])
+    return lab, unl
+
+
+def test_certify_never_pools_models(tmp_path, capsys):
+    """Three models in one long table: one test per model on its own rows (the old command
+    pooled the 600 + 5400 rows into one test and printed the first model's p-value)."""
+    from sklearn_riskcontrol.evalues import rautoeval_test
+
+    lab, unl = _three_models(tmp_path, np.random.default_rng(3))
+    lab.to_csv(tmp_path / "lab.csv", index=False)
+    unl.drop(columns="loss").to_csv(tmp_path / "unl.csv", index=False)
+    base = ["autoeval", "certify", "--labeled", tmp_path / "lab.csv", "--alpha", "0.15"]
+    code, out, err = _run(base + ["--unlabeled", tmp_path / "unl.csv"], capsys)
+    got = pd.read_csv(io.StringIO(out))
+    assert code == 0 and got["model"].tolist() == ["small", "medium", "large"]
+    for name, row in got.set_index("model").iterrows():
+        ref = rautoeval_test(lab.loc[lab.model == name, "loss"].to_numpy(),
+                             lab.loc[lab.model == name, "judge_loss"].to_numpy(),
+                             unl.loc[unl.model == name, "judge_loss"].to_numpy(), alpha=0.15,
+                             delta=0.1)
+        assert row["pvalue"] == pytest.approx(ref.pvalue, rel=1e-12)
+        assert (row["n_labeled"], row["n_unlabeled"]) == (200, 1800)
+        assert f"model {name!r}: " in err
+    assert "for each model separately: with 3 models" in err
+    # one file holding all rows (empty loss = unlabeled) gives the same tests
+    pd.concat([lab, unl]).to_csv(tmp_path / "all.csv", index=False)
+    code, out2, _ = _run(["autoeval", "certify", "--labeled", tmp_path / "all.csv", "--alpha",
+                          "0.15"], capsys)
+    assert code == 0 and out2 == out
+    code, out3, err = _run(base + ["--unlabeled", tmp_path / "unl.csv", "--model", "medium"],
+                           capsys)
+    assert pd.read_csv(io.StringIO(out3)).to_dict("list") == \
+        got[got.model == "medium"].reset_index(drop=True).to_dict("list")
+    assert "models separately" not in err
+    # an unlabeled file without the model column cannot be split: refused, naming the fix
+    unl.drop(columns=["loss", "model"]).to_csv(tmp_path / "unl_nomodel.csv", index=False)
+    msg = _error(base + ["--unlabeled", tmp_path / "unl_nomodel.csv"], capsys)
+    assert "holds 3 models in its 'model' column" in msg and "--model NAME" in msg
+    msg = _error(base + ["--model", "huge"], capsys)
+    assert "no row of model 'huge'" in msg and "['small', 'medium', 'large']" in msg
+
+
+def test_certify_one_file_with_unlabeled_rows(tmp_path, capsys):
+    """Rows without a loss are unlabeled (as in read_long_table); the CLI used to refuse them."""
+    from sklearn_riskcontrol.evalues import rautoeval_test
+
+    lab, unl = _three_models(tmp_path, np.random.default_rng(4))
+    one = pd.concat([lab, unl]).query("model == 'small'").drop(columns="model")
+    one.sample(frac=1, random_state=0).to_csv(tmp_path / "one.csv", index=False)
+    code, out, err = _run(["autoeval", "certify", "--labeled", tmp_path / "one.csv",
+                           "--alpha", "0.15"], capsys)
+    got = pd.read_csv(io.StringIO(out)).iloc[0]
+    shuffled = one.sample(frac=1, random_state=0)
+    lab_rows = shuffled[shuffled.loss.notna()]
+    ref = rautoeval_test(lab_rows.loss.to_numpy(), lab_rows.judge_loss.to_numpy(),
+                         shuffled[shuffled.loss.isna()].judge_loss.to_numpy(), alpha=0.15,
+                         delta=0.1)
+    assert code == 0 and got["pvalue"] == pytest.approx(ref.pvalue, rel=1e-12)
+    assert (got["n_labeled"], got["n_unlabeled"]) == (200, 1800)
+    # a row with neither a loss nor a judge loss is an error naming the row
+    (tmp_path / "bad.csv").write_text("loss,judge_loss\n0,0\n,\n1,1\n")
+    msg = _error(["autoeval", "certify", "--labeled", tmp_path / "bad.csv", "--alpha", "0.2"],
+                 capsys)
+    assert "column 'judge_loss', row 2" in msg and "is empty" in msg
+    assert "a row needs a loss (labeled) or a judge loss (unlabeled)" in msg
+
+
+def test_select_one_long_file_with_unlabeled_rows(tmp_path, capsys):
+    """autoeval select on one long file: examples without a loss are unlabeled."""
+    from sklearn_riskcontrol.evalues import rautoeval_select
+
+    rng = np.random.default_rng(5)
+    lab, unl = _three_models(tmp_path, rng)
+    n, N = 200, 1800
+    lab["example"] = np.tile(np.arange(n), 3)
+    unl["example"] = np.tile(np.arange(n, n + N), 3)
+    pd.concat([lab, unl]).to_csv(tmp_path / "all.csv", index=False)
+    code, out, _ = _run(["autoeval", "select", "--labeled", tmp_path / "all.csv", "--alpha",
+                         "0.15", "--cost", "1,2,3"], capsys)
+    H = lab["loss"].to_numpy().reshape(3, n)
+    G = lab["judge_loss"].to_numpy().reshape(3, n)
+    U = unl["judge_loss"].to_numpy().reshape(3, N)
+    ref = rautoeval_select(H, G, U, alpha=0.15, delta=0.1, cost=[1, 2, 3])
+    got = pd.read_csv(io.StringIO(out))
+    assert code == 0
+    np.testing.assert_allclose(got["pvalue"], ref.pvalues, rtol=1e-12)
+    # an example labeled for some candidates only is neither labeled nor unlabeled: refused
+    mixed = pd.concat([lab, unl])
+    mixed.loc[(mixed.model == "small") & (mixed.example == 3), "loss"] = np.nan
+    mixed.to_csv(tmp_path / "mixed.csv", index=False)
+    msg = _error(["autoeval", "select", "--labeled", tmp_path / "mixed.csv", "--alpha", "0.15"],
+                 capsys)
+    assert "no 'loss' value for candidate 'small' on example '3'" in msg
+    assert "an example with no loss for any candidate is unlabeled" in msg
+
+
+def test_cli_messages_use_cli_words(tmp_path, capsys):
+    """No Python argument names (loss_judge_unlabeled, duplicates='mean') in CLI output."""
+    path = tmp_path / "lab.csv"
+    pd.DataFrame({"loss": np.zeros(40), "judge_loss": np.zeros(40)}).to_csv(path, index=False)
+    code, _, err = _run(["autoeval", "certify", "--labeled", path, "--alpha", "0.2"], capsys)
+    assert code == 0 and "--method plus reduces to R-Eval" in err
+    assert "loss_judge_unlabeled" not in err and "method=" not in err
 
 
 @pytest.fixture(scope="module")

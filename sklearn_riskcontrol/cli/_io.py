@@ -144,7 +144,10 @@ def long_losses(args, path, column, names=None, examples=None, judge=None):
     """Candidates x examples losses of a long table (complete), ids matched to --labeled.
 
     Returns the losses of ``column``, those of ``judge`` (None when not read or absent), the
-    candidate names and the example ids.
+    candidate names, the example ids and the judge losses of the *unlabeled* examples of the
+    file (None when there are none): with ``judge``, an example whose ``column`` is empty for
+    every candidate (and whose ``judge`` is not) is unlabeled, as in
+    :func:`~sklearn_riskcontrol.tables.read_long_table`.
     """
     src = _open_source(path, None)
     if judge is not None and judge not in src.columns:
@@ -155,10 +158,17 @@ def long_losses(args, path, column, names=None, examples=None, judge=None):
     ids = [str(e) for e in t.example_ids]
     rows = np.arange(len(models)) if names is None else positions(models, names, path,
                                                                    "candidate")
+    scores, judges, unlabeled = t.scores, t.judge_scores, None
+    if judge is not None and examples is None:
+        empty = np.isnan(scores).all(axis=0) & ~np.isnan(judges).any(axis=0)
+        if empty.any():
+            unlabeled = judges[np.ix_(rows, np.flatnonzero(empty))]
+            ids = [e for e, skip in zip(ids, empty) if not skip]
+            scores, judges = scores[:, ~empty], judges[:, ~empty]
     cols = np.arange(len(ids)) if examples is None else positions(ids, examples, path,
                                                                   "example")
     out = []
-    for M, col in ((t.scores, column), (t.judge_scores, judge)):
+    for M, col in ((scores, column), (judges, judge)):
         if M is None:
             out.append(None)
             continue
@@ -167,11 +177,13 @@ def long_losses(args, path, column, names=None, examples=None, judge=None):
             i, j = (int(k) for k in np.argwhere(np.isnan(M))[0])
             raise ValueError(
                 f"{path}: no {col!r} value for candidate {models[rows[i]]!r} on example "
-                f"{ids[cols[j]]!r}; every candidate needs a loss on every example of a file."
+                f"{ids[cols[j]]!r}; every candidate needs a loss on every example of a file"
+                + (" (an example with no loss for any candidate is unlabeled)."
+                   if unlabeled is not None or (judge is not None and examples is None) else ".")
             )
         out.append(M)
     return out[0], out[1], (models if names is None else names), \
-        (ids if examples is None else examples)
+        (ids if examples is None else examples), unlabeled
 
 
 # ------------------------------------------------------------------------ best-model: scores

@@ -7,9 +7,12 @@ random order (or pass ``--shuffle SEED``).
 certify
     ``--labeled`` CSV, one row per human-labeled example: the loss with the true label
     (``--loss-column``, default ``loss``) and the loss with the judge's label
-    (``--judge-column``, default ``judge_loss``); ``--unlabeled`` CSV, one row per unlabeled
-    example, with the judge's loss. Prints a one-row CSV (certified, p-value, labels needed, ...)
-    and a one-line summary on standard error.
+    (``--judge-column``, default ``judge_loss``); a row whose loss is empty is an unlabeled
+    example (its judge loss is used), so one file can hold both. ``--unlabeled`` CSV, one row
+    per unlabeled example, with the judge's loss. Prints a one-row CSV (certified, p-value,
+    labels needed, ...) and a summary on standard error. When ``--labeled`` has a model column
+    (``--model-column``, default ``model``) each model is certified on its own rows, one row
+    per model (``--model NAME`` picks one); rows of different models are never pooled.
 select
     Wide tables, one column per candidate (same columns in every file, in testing order):
     ``--labeled`` (losses with true labels), ``--judge-labeled`` (judge losses on the same
@@ -28,6 +31,7 @@ Every table is read (and every bad cell reported) by :mod:`sklearn_riskcontrol.c
 """
 
 import sys
+import warnings
 
 import numpy as np
 
@@ -65,13 +69,19 @@ def add_parser(subparsers):
         description="Test H0: risk > alpha for one model; certified = H0 rejected at level delta.",
     )
     c.add_argument("--labeled", required=True,
-                   help="CSV, one row per human-labeled example (true-label and judge losses)")
+                   help="CSV, one row per human-labeled example (true-label and judge losses); "
+                        "a row with an empty loss is an unlabeled example")
     c.add_argument("--unlabeled", default=None,
                    help="CSV, one row per unlabeled example (judge loss); omit for R-Eval")
     c.add_argument("--loss-column", default="loss",
                    help="loss with the true label in --labeled (default: loss)")
     c.add_argument("--judge-column", default="judge_loss",
                    help="loss with the judge's label, in both files (default: judge_loss)")
+    c.add_argument("--model-column", default="model",
+                   help="column of model ids: when --labeled has it, each model is certified "
+                        "on its own rows, one output row per model (default: model)")
+    c.add_argument("--model", default=None, metavar="NAME",
+                   help="certify only this model (a value of --model-column)")
     c.add_argument("--ci", action="store_true",
                    help="add a two-sided (1 - delta) confidence interval for the risk (WSR)")
     _common(c)
@@ -122,23 +132,35 @@ def _common(p):
 
 
 def _select_long(args):
-    H, G, names, examples = long_losses(
+    """Loss tables of long files; examples of --labeled without any loss are unlabeled."""
+    H, G, names, examples, U = long_losses(
         args, args.labeled, args.loss_column,
-        judge=args.judge_column if args.method != "eval" and args.judge_labeled is None else None,
+        judge=args.judge_column if args.judge_labeled is None else None,
     )
-    U = None
-    if args.method != "eval":
-        if G is None and args.judge_labeled is None:
-            raise ValueError(
-                f"--method {args.method} needs judge losses on the labeled examples: a "
-                f"{args.judge_column!r} column in --labeled, or --judge-labeled; or use "
-                "--method eval."
-            )
-        if G is None:
-            G = long_losses(args, args.judge_labeled, args.judge_column, names, examples)[0]
-        if args.unlabeled is not None:
-            U = long_losses(args, args.unlabeled, args.judge_column, names)[0]
+    if args.method == "eval":
+        return H, None, None, names
+    if G is None and args.judge_labeled is None:
+        raise ValueError(
+            f"--method {args.method} needs judge losses on the labeled examples: a "
+            f"{args.judge_column!r} column in --labeled, or --judge-labeled; or use "
+            "--method eval."
+        )
+    if G is None:
+        G = long_losses(args, args.judge_labeled, args.judge_column, names, examples)[0]
+    if args.unlabeled is not None:
+        more = long_losses(args, args.unlabeled, args.judge_column, names)[0]
+        U = more if U is None else np.concatenate([U, more], axis=1)
     return H, G, U, names
+
+
+def _no_unlabeled(args, what=""):
+    """R-Eval when no unlabeled row was given, said in the command line's words."""
+    if args.method == "eval":
+        return "eval"
+    warnings.warn(
+        f"{what}no unlabeled rows (no --unlabeled file, and no row of --labeled with an empty "
+        f"loss): --method {args.method} reduces to R-Eval (labels only).", stacklevel=2)
+    return "eval"
 
 
 def _shuffled(rng, *arrays):
@@ -150,59 +172,158 @@ def _shuffled(rng, *arrays):
     return tuple(None if a is None else a[..., perm] for a in arrays)
 
 
+def _model_rows(table, args, flag):
+    """``{model: row indices}`` of a certify table, in order of first row (``None``: the table
+    has no model column, every row is one model's)."""
+    if args.model_column not in table.columns:
+        return None
+    ids = table.text(args.model_column)
+    if (ids == "").any():
+        k = int(np.flatnonzero(ids == "")[0])
+        raise ValueError(f"{table.where(k, args.model_column)} is empty; every row of {flag} "
+                         "needs its model id.")
+    names, first, codes = np.unique(ids, return_index=True, return_inverse=True)
+    order = np.argsort(first)
+    return {str(names[k]): np.flatnonzero(codes == k) for k in order}
+
+
+def _certify_losses(args):
+    """``[(model or None, h, g, u)]``: each model's labeled losses, judge losses on them and
+    judge losses on its unlabeled rows (rows of --labeled with an empty loss, then
+    --unlabeled). Rows of different models are never pooled."""
+    lab = read_table(args.labeled, rows="labeled example")
+    judge = args.judge_column if args.judge_column in lab.columns else None
+    if args.method != "eval" and judge is None:
+        lab.index(args.judge_column)  # the reader's message: the column is missing
+    h = lab.numbers(args.loss_column, what="losses", low=0, high=1, allow_empty=judge is not None,
+                    hint=None if judge is None else "an empty loss marks an unlabeled row, "
+                    f"which needs a {judge!r} value")
+    g = None
+    if judge is not None:
+        g = lab.numbers(judge, what="judge losses", low=0, high=1, allow_empty=True)
+        unlabeled = np.isnan(h)
+        bad = np.isnan(g) & (unlabeled | (args.method != "eval"))
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            need = ("a labeled row needs its judge loss too" if not unlabeled[k] else
+                    "a row needs a loss (labeled) or a judge loss (unlabeled)")
+            raise ValueError(f"{lab.where(k, judge)} is empty; {need}.")
+    unl = None
+    if args.unlabeled is not None and args.method != "eval":
+        unl = read_table(args.unlabeled, rows="unlabeled example")
+    groups = _model_rows(lab, args, "--labeled")
+    unl_groups = None if unl is None else _model_rows(unl, args, "--unlabeled")
+    if args.model is not None:
+        if groups is None:
+            raise ValueError(f"--model {args.model} was given but --labeled has no "
+                             f"{args.model_column!r} column (--model-column).")
+        if args.model not in groups:
+            raise ValueError(f"--labeled has no row of model {args.model!r}; its "
+                             f"{args.model_column!r} column holds {list(groups)}.")
+        groups = {args.model: groups[args.model]}
+    if unl_groups is not None and groups is None and len(unl_groups) > 1:
+        raise ValueError(
+            f"--unlabeled holds {len(unl_groups)} models in its {args.model_column!r} column "
+            f"({list(unl_groups)}) but --labeled has no such column: add it to --labeled so "
+            "that each model is certified on its own rows.")
+    if unl is not None and unl_groups is None and groups is not None and len(groups) > 1:
+        raise ValueError(
+            f"--labeled holds {len(groups)} models in its {args.model_column!r} column "
+            f"({list(groups)}) but --unlabeled has no such column, so its rows cannot be "
+            "given to one model: add the column to --unlabeled (or pass --model NAME for a "
+            "file that holds only that model's rows).")
+    u_all = None if unl is None else losses(unl, args.judge_column)
+    out = []
+    for name, rows in ({None: np.arange(lab.n_rows)} if groups is None else groups).items():
+        hm = h[rows]
+        keep = ~np.isnan(hm)
+        gm = None if g is None or args.method == "eval" else g[rows]
+        um = None
+        if args.method != "eval":
+            parts = [gm[~keep]]
+            if unl is not None:
+                if unl_groups is None:
+                    parts.append(u_all)
+                elif name in unl_groups:
+                    parts.append(u_all[unl_groups[name]])
+            um = np.concatenate(parts)
+            if gm is not None:
+                gm = gm[keep]
+        out.append((name, hm[keep], gm, um if um is not None and um.size else None))
+    return out
+
+
 def _run_certify(args, rng):
     import pandas as pd
 
     from ..evalues import rautoeval_confidence_interval, rautoeval_test
 
-    lab = read_table(args.labeled, rows="labeled example")
-    h = losses(lab, args.loss_column)
-    g = u = None
-    if args.method != "eval":
-        g = losses(lab, args.judge_column)
-        if args.unlabeled is not None:
-            u = losses(read_table(args.unlabeled, rows="unlabeled example"), args.judge_column)
-    h, g = _shuffled(rng, h, g)
-    (u,) = _shuffled(rng, u)
-    res = rautoeval_test(h, g, u, alpha=args.alpha, delta=args.delta, method=args.method,
-                         betting=args.betting, n_rho=args.n_rho)
-    row = {
-        "certified": res.certified,
-        "pvalue": res.pvalue,
-        "labels_needed": None if res.stopping_index is None else res.stopping_index + 1,
-        "n_labeled": h.size,
-        "n_unlabeled": 0 if u is None else u.size,
-        "block_size": res.block_size,
-        "method": res.method,
-        "alpha": args.alpha,
-        "delta": args.delta,
-    }
-    if args.ci:
-        ci = rautoeval_confidence_interval(h, g, u, delta=args.delta, method=res.method,
-                                           n_rho=args.n_rho)
-        row.update(ci_low=ci.low, ci_high=ci.high)
-    write_csv(pd.DataFrame([row]), args.output)
-    print(_certify_summary(args, res, row), file=sys.stderr)
+    rows, summaries = [], []
+    per_model = _certify_losses(args)
+    for name, h, g, u in per_model:
+        method = args.method
+        if u is None:
+            method = _no_unlabeled(args, "" if name is None else f"model {name!r}: ")
+        if h.size == 0:
+            of = "" if name is None else f" of model {name!r}"
+            raise ValueError(f"--labeled has no labeled row{of} (every {args.loss_column!r} "
+                             "cell is empty).")
+        h, g = _shuffled(rng, h, g)
+        (u,) = _shuffled(rng, u)
+        res = rautoeval_test(h, g, u, alpha=args.alpha, delta=args.delta, method=method,
+                             betting=args.betting, n_rho=args.n_rho)
+        row = {} if name is None else {"model": name}
+        row.update({
+            "certified": res.certified,
+            "pvalue": res.pvalue,
+            "labels_needed": None if res.stopping_index is None else res.stopping_index + 1,
+            "n_labeled": h.size,
+            "n_unlabeled": 0 if u is None else u.size,
+            "block_size": res.block_size,
+            "method": res.method,
+            "alpha": args.alpha,
+            "delta": args.delta,
+        })
+        if args.ci:
+            ci = rautoeval_confidence_interval(h, g, u, delta=args.delta, method=res.method,
+                                               n_rho=args.n_rho)
+            row.update(ci_low=ci.low, ci_high=ci.high)
+        rows.append(row)
+        summaries.append(_certify_summary(args, res, row, name))
+    frame = pd.DataFrame(rows)
+    frame["labels_needed"] = frame["labels_needed"].astype("Int64")  # an empty cell, not NaN
+    write_csv(frame, args.output)
+    print("\n".join(summaries + [_certify_guarantee(args, len(rows))]), file=sys.stderr)
 
 
-def _certify_summary(args, res, row):
-    """What was certified (a realization) and what the guarantee is about."""
+def _certify_summary(args, res, row, name):
+    """What was certified for one model (a realization)."""
     a, d = f"{args.alpha:g}", f"{args.delta:g}"
+    who = "" if name is None else f"model {name!r}: "
     data = f"{row['n_labeled']} labeled + {row['n_unlabeled']} unlabeled rows"
     if res.certified:
-        lines = [f"certified: risk <= {a} (p-value {float(res.pvalue):.4g} from {data}; the "
-                 "p-value and the verdict are realizations)"]
+        lines = [f"{who}certified: risk <= {a} (p-value {float(res.pvalue):.4g} from {data}; "
+                 "the p-value and the verdict are realizations)"]
     else:
-        lines = [f"NOT certified: these rows do not show risk <= {a} at level delta = {d} "
+        lines = [f"{who}NOT certified: these rows do not show risk <= {a} at level delta = {d} "
                  f"(p-value {float(res.pvalue):.4g} from {data}); this is no evidence that the "
                  f"risk exceeds {a}"]
-    lines.append(f"guarantee: P(certified while the risk is > {a}) <= {d}, over the draw of "
-                 "the labeled and unlabeled rows (i.i.d. rows, in a random order)")
     if "ci_low" in row:
-        lines.append(f"interval [{float(row['ci_low']):.4f}, {float(row['ci_high']):.4f}] (a "
-                     f"realization): with probability >= {1 - args.delta:g} over the draw, the "
-                     "interval computed this way contains the risk")
+        lines.append(f"{who}interval [{float(row['ci_low']):.4f}, {float(row['ci_high']):.4f}] "
+                     f"(a realization): with probability >= {1 - args.delta:g} over the draw, "
+                     "the interval computed this way contains the risk")
     return "\n".join(lines)
+
+
+def _certify_guarantee(args, n_models):
+    a, d = f"{args.alpha:g}", f"{args.delta:g}"
+    text = (f"guarantee: P(certified while the risk is > {a}) <= {d}, over the draw of the "
+            "labeled and unlabeled rows (i.i.d. rows, in a random order)")
+    if n_models > 1:
+        text += (f", for each model separately: with {n_models} models, the chance that some "
+                 f"model is wrongly certified can reach {n_models} x {d}; for a joint guarantee "
+                 "use 'autoeval select --procedure bonferroni'")
+    return text
 
 
 def _run_select(args, rng):
@@ -240,8 +361,9 @@ def _run_select(args, rng):
             raise ValueError(f"--cost has {len(cost)} values for {len(names)} candidate columns.")
     H, G = _shuffled(rng, H, G)
     (U,) = _shuffled(rng, U)
+    method = args.method if U is not None else _no_unlabeled(args)
     sel = rautoeval_select(H, G, U, alpha=args.alpha, delta=args.delta,
-                           procedure=args.procedure, cost=cost, method=args.method,
+                           procedure=args.procedure, cost=cost, method=method,
                            betting=args.betting, n_rho=args.n_rho, n_jobs=args.n_jobs)
     out = pd.DataFrame({
         "candidate": names,
