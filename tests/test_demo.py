@@ -51,3 +51,23 @@ def test_every_printed_realization_is_labelled_with_its_guarantee(capsys):
         assert re.search(r"w\.p\. >= 0\.9|<= 0\.1", line), line
     # The PAC baselines say over what their probability is.
     assert out.count("w.p. >= 0.9 over the calibration draw (PAC)") == 2
+
+
+def test_score_section_names_mdr_and_sdr_and_says_one_draw_may_exceed(capsys):
+    """MDR lines report mean(L x deploy) over all points, SDR lines the mean among deployed
+    (the demo once printed both as "realized risk", 0.0542 next to alpha = 0.05 unexplained)."""
+    from sklearn_riskcontrol.demo.score import score_section
+
+    score_section(seed=0, quick=True)
+    blocks = re.split(r"\n  (?=\S)", capsys.readouterr().out)
+    methods = {b.split("  ")[0]: b for b in blocks if "deployed on" in b}
+    assert len(methods) == 4
+    for name, block in methods.items():
+        kind = "MDR" if "MDR" in name else "SDR"
+        assert f"\n{' ' * 30}{kind} = " in block and ("MDR" if kind == "SDR" else "SDR = ") \
+            not in block, block
+        value = re.search(rf"{kind} = [^:]+: (\S+)", block).group(1)
+        if value != "none":
+            side = "above" if float(value) > 0.05 else "at or below"
+            assert f"({side} alpha = 0.05 in this one draw; a single draw may exceed alpha)" \
+                in block
