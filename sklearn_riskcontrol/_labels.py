@@ -5,13 +5,12 @@ Shared by the SCoRE and R-AutoEval+ estimators (scikit-learn's semi-supervised c
 marks an unlabeled row for classes, NaN for regression).
 """
 
-import numbers
-
 import numpy as np
 
 from ._wrapping import chunked_call, tags_or_none
 
 __all__ = [
+    "missing_marks",
     "unlabeled_mask",
     "is_classification",
     "labeled_and_unlabeled",
@@ -24,32 +23,36 @@ def _is_float_array(y):
     return y.dtype.kind == "f"
 
 
+def missing_marks(y):
+    """Entries of a 1-d ``y`` that are missing values (None, ``pd.NA``, NaN) and entries equal
+    to the code ``-1`` / ``"-1"``, as two boolean masks (the code marks a row without a label
+    for classes, unless ``-1`` is itself a class: the callers decide)."""
+    kind = y.dtype.kind
+    missing = np.zeros(y.shape, dtype=bool)
+    code = np.zeros(y.shape, dtype=bool)
+    if kind == "O":
+        import pandas as pd
+
+        missing = np.asarray(pd.isna(y), dtype=bool)
+        rest = y[~missing]  # pd.NA == -1 is pd.NA, which has no truth value
+        code[~missing] = (rest == -1) | (rest == "-1")
+    elif kind in "iuf":
+        code = y == -1
+        if kind == "f":
+            missing = np.isnan(y)
+    elif kind in "US":
+        code = y == "-1"
+    return missing, code
+
+
 def unlabeled_mask(y, classification):
     """Rows without a label: NaN (regression), -1 / "-1" / NaN (classification).
 
     In an object ``y`` (pandas nullable or mixed columns) every missing value that pandas
     recognises (None, NaN, ``pd.NA``) marks an unlabeled row, like NaN in a float ``y``.
     """
-    if _is_float_array(y):
-        nan = np.isnan(y)
-        return (nan | (y == -1)) if classification else nan
-    if y.dtype.kind in "iu":
-        return y == -1
-    if y.dtype.kind in "US":
-        return y == "-1"
-    if y.dtype.kind == "b":
-        return np.zeros(y.shape, dtype=bool)
-
-    import pandas as pd
-
-    def missing(v):
-        if np.ndim(v) == 0 and pd.isna(v):
-            return True
-        if isinstance(v, numbers.Real) and not isinstance(v, bool):
-            return classification and v == -1
-        return classification and isinstance(v, str) and v == "-1"
-
-    return np.fromiter((missing(v) for v in y), dtype=bool, count=len(y))
+    missing, code = missing_marks(y)
+    return missing | code if classification else missing
 
 
 def is_classification(model, y):

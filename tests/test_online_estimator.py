@@ -394,6 +394,166 @@ def test_string_labels_and_miss_marker():
         est.partial_fit(X[:1], ["fox"])
 
 
+def _stream(est, X, y, reply, n_batches=20):
+    """Serve ``est`` batch by batch; ``reply(est, chunk)`` returns partial_fit's (y, kwargs)."""
+    thresholds = []
+    for chunk in np.array_split(np.arange(len(y)), n_batches):
+        y_fb, kwargs = reply(est, chunk)
+        est.partial_fit(X[chunk], y_fb, **kwargs)
+        thresholds.append(est.threshold_)
+    return thresholds
+
+
+def _covered(est, X, y, classes):
+    return est.predict_set(X)[np.arange(len(y)), np.searchsorted(classes, y)]
+
+
+def test_covered_mask_is_bit_for_bit_the_minus_one_coding(data):
+    X, y, clf = data
+    Xs, ys = X[1000:5000], y[1000:5000]
+    coded = SemiBanditPredictionSet(FrozenEstimator(clf), alpha=0.2)
+    masked = SemiBanditPredictionSet(FrozenEstimator(clf), alpha=0.2)
+
+    def minus_one(est, c):
+        return _serve_and_reply(est, Xs[c], ys[c], clf.classes_).astype(int), {}
+
+    def mask(est, c):  # the true labels everywhere: those of missed rows are ignored
+        return ys[c], {"covered": _covered(est, Xs[c], ys[c], clf.classes_)}
+
+    assert _stream(coded, Xs, ys, minus_one) == _stream(masked, Xs, ys, mask)
+    assert np.isfinite(coded.threshold_) and coded.n_misses_ > 0
+    assert (coded.n_rounds_, coded.n_misses_) == (masked.n_rounds_, masked.n_misses_)
+    assert pickle.dumps(coded.learner_) == pickle.dumps(masked.learner_)
+    assert pickle.dumps(coded.monitor_) == pickle.dumps(masked.monitor_)
+
+
+NAMES = np.array(["bird", "cat", "dog"])  # sorted like 0, 1, 2: the same class columns
+
+
+def _missing_marked(labels, covered, marker):
+    out = np.asarray(labels, dtype=object).copy()
+    out[~covered] = marker
+    return out
+
+
+@pytest.mark.parametrize(
+    "reply", ["covered", "covered_placeholder", "none", "pd_na", "nan", "string_series"]
+)
+def test_string_labels_give_the_thresholds_of_the_integer_coded_run(reply):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(4000, 3))
+    y = np.argmax(X + rng.normal(size=(4000, 3)), axis=1)
+    clf_int = LogisticRegression().fit(X[:1000], y[:1000])
+    clf_str = LogisticRegression().fit(X[:1000], NAMES[y[:1000]])
+    Xs, ys, labels = X[1000:], y[1000:], NAMES[y[1000:]]
+    coded = SemiBanditPredictionSet(FrozenEstimator(clf_int), alpha=0.2)
+    named = SemiBanditPredictionSet(FrozenEstimator(clf_str), alpha=0.2)
+
+    def minus_one(est, c):
+        return _serve_and_reply(est, Xs[c], ys[c], clf_int.classes_).astype(int), {}
+
+    def string_reply(est, c):
+        covered = _covered(est, Xs[c], labels[c], clf_str.classes_)
+        if reply == "covered":
+            return labels[c], {"covered": covered}
+        if reply == "covered_placeholder":  # not even a class on the missed rows
+            return np.where(covered, labels[c], "?"), {"covered": covered}
+        if reply == "string_series":
+            return pd.Series(labels[c], dtype="string").where(covered), {}
+        marker = {"none": None, "pd_na": pd.NA, "nan": np.nan}[reply]
+        return _missing_marked(labels[c], covered, marker), {}
+
+    assert _stream(coded, Xs, ys, minus_one) == _stream(named, Xs, ys, string_reply)
+    assert np.isfinite(named.threshold_) and named.n_misses_ == coded.n_misses_ > 0
+    np.testing.assert_array_equal(named.predict_set(X[:200]), coded.predict_set(X[:200]))
+
+
+@pytest.mark.parametrize(
+    "marked",
+    [
+        lambda y, miss: pd.Series(y, dtype="Int64").mask(miss),  # NumPy: floats with NaN
+        lambda y, miss: np.where(miss, np.nan, y),
+        lambda y, miss: _missing_marked(y, ~miss, None),
+        lambda y, miss: _missing_marked(y, ~miss, pd.NA),
+    ],
+    ids=["Int64_series", "float_nan", "object_none", "object_pd_na"],
+)
+def test_missing_values_mark_misses_of_integer_labels(data, marked):
+    X, y, clf = data
+    Xs, ys = X[1000:3000], y[1000:3000]
+    coded = SemiBanditPredictionSet(FrozenEstimator(clf), alpha=0.2).fit(X[3000:4000], y[3000:4000])
+    other = clone(coded).fit(X[3000:4000], y[3000:4000])
+    reply = _serve_and_reply(coded, Xs, ys, clf.classes_).astype(int)
+    coded.partial_fit(Xs, reply)
+    other.partial_fit(Xs, marked(ys, reply == -1))
+    assert (other.threshold_, other.n_misses_) == (coded.threshold_, coded.n_misses_)
+    assert coded.n_misses_ > 0
+
+
+def test_covered_errors(data):
+    X, y, clf = data
+    est = SemiBanditPredictionSet(FrozenEstimator(clf), alpha=0.2).fit(X[1000:3000], y[1000:3000])
+    Xb, yb = X[3000:3005], y[3000:3005]
+    covered = np.ones(5, dtype=bool)
+    with pytest.raises(ValueError, match=r"`covered` must have one entry per row.*\(5,\).*\(4,\)"):
+        est.partial_fit(Xb, yb, covered=covered[:4])
+    with pytest.raises(ValueError, match=r"`covered` must have one entry per row.*shape \(\)"):
+        est.partial_fit(Xb, yb, covered=True)
+    with pytest.raises(ValueError, match=r"`covered` must be boolean.*entry 2 is 2\."):
+        est.partial_fit(Xb, yb, covered=[1, 0, 2, 1, 0])
+    with pytest.raises(ValueError, match=r"`covered` must be boolean.*entry 0 is 'True'"):
+        est.partial_fit(Xb, yb, covered=np.array(["True"] * 5))
+    with pytest.raises(ValueError, match=r"`covered` must be boolean.*entry 1 is <NA>"):
+        est.partial_fit(Xb, yb, covered=pd.array([True, None, True, True, True], dtype="boolean"))
+    for marker in (None, pd.NA, -1):
+        reply = _missing_marked(yb, np.arange(5) != 3, marker)
+        with pytest.raises(ValueError, match=rf"Row 3 \(0-based\) has covered=True but `y` holds "
+                           rf"the miss marker {marker!r} there"):
+            est.partial_fit(Xb, reply, covered=covered)
+    with pytest.raises(ValueError, match=r"Row 1 \(0-based\) has covered=True.*marker nan"):
+        est.partial_fit(Xb, np.array([0, np.nan, 1, 2, 3]), covered=covered)
+    P = clf.predict_proba(X[3000:3100])
+    i, j = np.argwhere(P < est.threshold_)[0]
+    outside = X[3000 + i : 3001 + i], clf.classes_[[j]]
+    with pytest.raises(ValueError, match=r"row 0 .*not in the set\. Report a miss with covered="):
+        est.partial_fit(*outside, covered=[True])
+    with pytest.raises(ValueError, match=r"row 0 .*not in the set\. Report a miss with None in"):
+        est.partial_fit(*outside)
+    with pytest.raises(ValueError, match=r"Row 0 .*'fox', which is not a class.*covered=False"):
+        est.partial_fit(Xb[:1], ["fox"], covered=[1])
+    assert est.n_rounds_ == 2000  # nothing was recorded
+    est.partial_fit(Xb, [0, 0, 0, 0, 0], covered=[False] * 5)  # placeholders of missed rows
+    assert est.n_rounds_ == 2005 and est.n_misses_ >= 5
+
+
+def test_covered_reads_minus_one_as_a_class(data):
+    X, y, _ = data
+    labels = np.where(y == 0, -1, y)
+    clf = LogisticRegression(max_iter=500).fit(X[:1000], labels[:1000])
+    est = SemiBanditPredictionSet(FrozenEstimator(clf))
+    with pytest.raises(ValueError, match=r"-1 is also a class.*pass `covered`"):
+        est.partial_fit(X[1000:1100], labels[1000:1100])
+    est.partial_fit(X[1000:1100], labels[1000:1100], covered=np.ones(100, dtype=bool))
+    assert est.n_rounds_ == 100 and est.n_misses_ == 0
+    full = SemiBanditPredictionSet(FrozenEstimator(clf)).fit(X[1000:1100], labels[1000:1100])
+    assert est.threshold_ == full.threshold_
+
+
+def test_first_partial_fit_with_unfitted_classifier_and_covered(data):
+    X, y, _ = data
+    a = SemiBanditPredictionSet(LogisticRegression(), random_state=0)
+    a.partial_fit(X[:600], y[:600], covered=np.ones(600, dtype=bool))
+    b = SemiBanditPredictionSet(LogisticRegression(), random_state=0).fit(X[:600], y[:600])
+    assert a.threshold_ == b.threshold_ and a.n_rounds_ == b.n_rounds_ == 300
+    miss = np.arange(10) == 4
+    with pytest.raises(NotFittedError, match="the feedback reports misses"):
+        SemiBanditPredictionSet(LogisticRegression()).partial_fit(X[:10], y[:10], covered=~miss)
+    with pytest.raises(NotFittedError, match="the feedback reports misses"):
+        SemiBanditPredictionSet(LogisticRegression()).partial_fit(
+            X[:10], _missing_marked(y[:10], ~miss, None)
+        )
+
+
 def test_labels_unknown_to_the_classifier_count_as_misses(data):
     X, y, clf = data
     yy = y[1000:2000].copy()

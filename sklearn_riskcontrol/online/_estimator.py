@@ -1,6 +1,5 @@
 """SemiBanditPredictionSet: online prediction sets for a fitted classifier (estimator layer)."""
 
-import numbers
 from numbers import Integral, Real
 
 import numpy as np
@@ -14,7 +13,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from .._bytes import same_bytes
-from .._labels import class_index
+from .._labels import class_index, missing_marks
 from .._validation import RANDOM_STATE, check_labels, check_random_state, show, warn
 from .._wrapping import copy_feature_info, indexable_rows, is_fitted, n_rows
 from ._learners import STRATEGIES, make_learner
@@ -31,6 +30,28 @@ def _rows(X):
     if not hasattr(X, "shape") and not hasattr(X, "__len__") and hasattr(X, "__array__"):
         X = np.asarray(X)
     return indexable_rows(X)
+
+
+def _check_covered(covered, n):
+    """``covered`` as a bool array of shape (n,): booleans or 0/1, with no missing value."""
+    import pandas as pd
+
+    arr = np.asarray(covered)
+    if arr.shape != (n,):
+        raise ValueError(
+            f"`covered` must have one entry per row of `y`, shape ({n},); got shape {arr.shape}."
+        )
+    valid = np.zeros(n, dtype=bool)
+    if arr.dtype.kind in "biufO":
+        present = ~np.asarray(pd.isna(arr), dtype=bool)
+        valid[present] = (arr[present] == 0) | (arr[present] == 1)
+    if not valid.all():
+        i = int(np.flatnonzero(~valid)[0])
+        raise ValueError(
+            f"`covered` must be boolean (True: the true label was in the published set and `y` "
+            f"holds it; False: a miss); entry {i} is {show(arr[i])}."
+        )
+    return arr.astype(bool)
 
 
 def _cacheable(X):
@@ -145,8 +166,9 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
     :meth:`fit` starts a new stream and replays ``(X, y)`` row by row honestly: a row's true label
     is revealed to the learner only if it lies in the set published for that row; labels the
     classifier does not know count as misses. :meth:`partial_fit` continues the stream with the
-    user's feedback: ``y`` holds the true label when it was in the set, ``-1`` for a miss. All
-    rows of one :meth:`partial_fit` call are taken to have been served with the sets
+    user's feedback: ``y`` holds the true label when it was in the set; a miss is reported with
+    ``covered=False`` (labels of any type), a missing value in ``y`` (None, ``pd.NA``, NaN) or
+    ``-1``. All rows of one :meth:`partial_fit` call are taken to have been served with the sets
     :meth:`predict_set` returned just before the call (the current ``threshold_``).
 
     With ``strategy="sps"`` a drift monitor bets against the published sets' misses (the one
@@ -385,32 +407,35 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         """Column of each label in ``classes_`` and whether it is a known class."""
         return class_index(self.classes_, y)
 
-    def _miss_mask(self, y):
-        classes = getattr(self, "classes_", np.array([], dtype=int))
-        if y.dtype.kind in "iuf":
-            miss = y == -1
-            marker_is_class = classes.dtype.kind in "iuf" and np.any(classes == -1)
-        elif y.dtype.kind in "US":
-            miss = y == "-1"
-            marker_is_class = classes.dtype.kind in "US" and np.any(classes == "-1")
-        else:
-            miss = np.array(
-                [
-                    (isinstance(v, numbers.Real) and not isinstance(v, bool) and v == -1)
-                    or (isinstance(v, str) and v == "-1")
-                    for v in y
-                ],
-                dtype=bool,
-            )
-            marker_is_class = any(
-                (isinstance(c, numbers.Real) and c == -1) or c == "-1" for c in classes
-            )
-        if marker_is_class and miss.any():
+    def _miss_mask(self, y, covered):
+        """Rows of the feedback that report a miss: ``~covered`` when ``covered`` is given, else
+        the rows of ``y`` holding a miss marker (None, ``pd.NA``, NaN, or ``-1`` / ``"-1"``).
+        Errors for a marker on a covered row and for a ``-1`` code that is also a class."""
+        missing, code = missing_marks(y)
+        if code.any() and hasattr(self, "classes_"):
+            is_class = np.zeros_like(code)
+            is_class[code] = class_index(self.classes_, y[code])[1]
+            if covered is None and is_class.any():
+                value = show(y[np.flatnonzero(is_class)[0]])
+                raise ValueError(
+                    f"{value} marks a missed label in `partial_fit`, but {value} is also a class "
+                    "of the wrapped estimator; pass `covered` (False for the misses) so that it "
+                    "reads as the class, or encode the classes differently (e.g. with a "
+                    "LabelEncoder)."
+                )
+            code &= ~is_class  # with `covered`, a code that is a class is that label
+        marked = missing | code
+        if covered is None:
+            return marked
+        wrong = covered & marked
+        if wrong.any():
+            i = int(np.flatnonzero(wrong)[0])
             raise ValueError(
-                "-1 marks a missed label in `partial_fit`, but -1 is also a class of the wrapped "
-                "estimator; encode the classes differently (e.g. with a LabelEncoder)."
+                f"Row {i} (0-based) has covered=True but `y` holds the miss marker "
+                f"{show(y[i])} there; a covered row must carry its true label (covered=False "
+                "reports a miss)."
             )
-        return miss
+        return ~covered
 
     def _finish(self):
         self.threshold_ = float(self.learner_.threshold)
@@ -538,7 +563,7 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         return idx_train, idx_stream
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def partial_fit(self, X, y, classes=None):
+    def partial_fit(self, X, y, classes=None, *, covered=None):
         """Continue the stream with the user's feedback on the sets just published.
 
         Parameters
@@ -546,10 +571,17 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         X : array-like or DataFrame of shape (n_samples, n_features)
             Inputs of the new rounds, in order.
         y : array-like of shape (n_samples,)
-            Feedback: the true label when it was in the published set, ``-1`` when the user only
-            reported a miss.
+            Feedback: the true label when it was in the published set. Without ``covered``, a
+            miss is a missing value (None, ``pd.NA``, NaN) or the code ``-1`` (``"-1"`` for
+            string labels), so labels of any type can come as an object array or a pandas
+            Series with missing entries. With ``covered``, the entries of the missed rows are
+            ignored (they may hold the true labels or any placeholder).
         classes : array-like, optional
             Accepted for API compatibility; must equal the wrapped classifier's ``classes_``.
+        covered : array-like of bool of shape (n_samples,), optional
+            Whether the true label of each row was in its published set: True rows must hold
+            that label in ``y`` (no miss marker), False rows are misses. With ``covered``,
+            ``-1`` in ``y`` is read as a label when it is a class.
 
         Returns
         -------
@@ -559,10 +591,12 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         ------
         ValueError
             If a label is reported as observed but was not in the set served with the current
-            ``threshold_`` (or is not a class at all), or if ``horizon`` would be exceeded.
+            ``threshold_`` (or is not a class at all), if ``covered`` is not a boolean array of
+            one entry per row, if a covered row holds a miss marker, if ``-1`` reports a miss
+            without ``covered`` but is also a class, or if ``horizon`` would be exceeded.
         NotFittedError
-            If this is the first call, the wrapped classifier is not fitted and ``y`` reports
-            misses.
+            If this is the first call, the wrapped classifier is not fitted and the feedback
+            reports misses.
 
         Notes
         -----
@@ -573,37 +607,63 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         The label scores :meth:`predict_set` computed are reused when the next call receives a
         NumPy array with the same bytes (the rows those sets were served for), so the wrapped
         model predicts once per batch; any other input is scored again.
+
+        Examples
+        --------
+        String labels: pass the coverage of the served sets as ``covered`` (``y`` may then hold
+        the true labels everywhere), or mark the misses with missing values in ``y``.
+
+        >>> import pandas as pd
+        >>> from sklearn.linear_model import LogisticRegression
+        >>> from sklearn_riskcontrol.online import SemiBanditPredictionSet
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(3000, 3))
+        >>> y = np.array(["bird", "cat", "dog"])[np.argmax(X + rng.normal(size=(3000, 3)), axis=1)]
+        >>> clf = LogisticRegression().fit(X[:1000], y[:1000])
+        >>> sps = SemiBanditPredictionSet(clf, alpha=0.2).fit(X[1000:2000], y[1000:2000])
+        >>> sets = sps.predict_set(X[2000:])  # served; the user replies per row
+        >>> covered = sets[np.arange(1000), np.searchsorted(sps.classes_, y[2000:])]
+        >>> misses = sps.n_misses_
+        >>> sps = sps.partial_fit(X[2000:], y[2000:], covered=covered)
+        >>> sps.n_rounds_, sps.n_misses_ - misses == int((~covered).sum())
+        (2000, True)
+        >>> feedback = pd.Series(y[2000:]).where(covered)  # NaN where the user reported a miss
+        >>> same = SemiBanditPredictionSet(clf, alpha=0.2).fit(X[1000:2000], y[1000:2000])
+        >>> same.partial_fit(X[2000:], feedback).threshold_ == sps.threshold_
+        True
         """
-        X, y = self._check_feedback(X, y)
+        X, y, covered = self._check_feedback(X, y, covered)
         if not hasattr(self, "learner_"):
-            first = self._start_stream(X, y)
+            first = self._start_stream(X, y, covered)
             if first is not None:  # an unfitted classifier: the batch was handled by `fit`
                 return first
         n = len(y)
         self._check_batch(classes, n)
         if n == 0:
             return self
-        scores, miss, served = self._feedback_scores(X, y)
+        miss = self._miss_mask(y, covered)
+        scores, served = self._feedback_scores(X, y, miss, covered)
         self._record_feedback(scores, miss, served)
         return self
 
-    def _check_feedback(self, X, y):
-        """``X`` as rows and ``y`` as a 1-d array of the same length."""
+    def _check_feedback(self, X, y, covered):
+        """``X`` as rows, ``y`` as a 1-d array of the same length and ``covered`` (if given) as
+        a bool array of that length."""
         if y is None:
             raise ValueError(
-                f"{type(self).__name__}.partial_fit requires y (the feedback: true label, or -1 "
-                "for a miss), but the target y is None."
+                f"{type(self).__name__}.partial_fit requires y (the feedback: the true label, or "
+                "a miss marker), but the target y is None."
             )
-        y = check_labels(y)
+        y = np.asarray(y)
         if y.ndim != 1:  # a column vector warns and is raveled, anything else raises
             y = column_or_1d(y, warn=True)
         X = _rows(X)
         n = n_rows(X)
         if n != len(y):
             raise ValueError(f"`X` has {n} rows but `y` has {len(y)} entries; they must be equal.")
-        return X, y
+        return X, y, None if covered is None else _check_covered(covered, n)
 
-    def _start_stream(self, X, y):
+    def _start_stream(self, X, y, covered):
         """First call: set up the learner, the model and the history. With an unfitted wrapped
         classifier the batch is a labeled stream, handled by :meth:`_fit` (returned)."""
         self._check_on_drift()
@@ -615,13 +675,13 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         else:
             # The first sets are full (threshold -inf), so every reply is a true label:
             # this batch is a labeled stream, handled by `fit` (split, fit, replay).
-            if self._miss_mask(np.asarray(y)).any():
+            if self._miss_mask(y, covered).any():
                 raise NotFittedError(
                     f"The first {type(self).__name__}.partial_fit call fits the unfitted "
-                    "`estimator` on its labels, but `y` reports misses (-1). Pass a fitted "
+                    "`estimator` on its labels, but the feedback reports misses. Pass a fitted "
                     "classifier (e.g. sklearn.frozen.FrozenEstimator(model)) or labeled rows."
                 )
-            return self._fit(X, y)
+            return self._fit(X, check_labels(y))
         self.learner_ = learner
         self.n_misses_ = 0
         self._start_history()
@@ -642,22 +702,22 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
                 f"({self.learner_.n_rounds + n}); pass a larger `horizon` or horizon=None."
             )
 
-    def _feedback_scores(self, X, y):
-        """The true labels' scores, the miss mask and the threshold the sets were served with;
-        errors for feedback that contradicts the published sets."""
-        n = len(y)
+    def _feedback_scores(self, X, y, miss, covered):
+        """The true labels' scores (only those of the observed rows are meaningful) and the
+        threshold the sets were served with; errors for feedback that contradicts them."""
         S = self._scores_of_last_sets(X)
         served = self.threshold_
-        miss = self._miss_mask(y)
-        col, known = self._label_index(y)
-        bad = ~miss & ~known
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
+        how = "covered=False" if covered is not None else "None in `y`"
+        rows = np.flatnonzero(~miss)  # the entries of missed rows may be anything
+        col = np.zeros(len(y), dtype=np.intp)
+        col[rows], known = self._label_index(y[rows])
+        if not known.all():
+            i = int(rows[np.flatnonzero(~known)[0]])
             raise ValueError(
                 f"Row {i} (0-based) reports label {show(y[i])}, which is not a class of the "
-                "wrapped estimator, so it cannot have been in the set; report a miss with -1."
+                f"wrapped estimator, so it cannot have been in the set; report a miss with {how}."
             )
-        scores = S[np.arange(n), col]
+        scores = S[np.arange(len(y)), col]
         outside = ~miss & (scores < served)
         if outside.any():
             i = int(np.flatnonzero(outside)[0])
@@ -665,9 +725,9 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
                 f"Inconsistent feedback at row {i} (0-based): label {show(y[i])} was reported as "
                 f"observed, but its score {float(scores[i])!r} is below the threshold "
                 f"{float(served)!r} of the published set, so it was not in the set. Report a miss "
-                "with -1."
+                f"with {how}."
             )
-        return scores, miss, served
+        return scores, served
 
     def _record_feedback(self, scores, miss, served):
         """Record the rounds in the learner and the drift monitor (restarting on a detection
