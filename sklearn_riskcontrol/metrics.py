@@ -7,8 +7,9 @@ or the score on the calibration data voids the finite-sample guarantee: tune on 
 """
 
 import numpy as np
+from sklearn.pipeline import Pipeline
 
-from ._validation import check_risks, check_same_length, check_scores, show
+from ._validation import check_number, check_risks, check_same_length, check_scores, show
 from .online.metrics import (
     average_set_size,
     coverage_rate,
@@ -18,6 +19,7 @@ from .online.metrics import (
     undercoverage_count,
 )
 from .risks import make_risk
+from .selective._base import _DeploymentBase, _last_step_input
 
 __all__ = [
     "realized_mdr",
@@ -25,6 +27,7 @@ __all__ = [
     "deployment_rate",
     "realized_reward",
     "make_deployment_scorer",
+    "make_selective_scorer",
     "DEPLOYMENT_SCORERS",
     "coverage_rate",
     "average_set_size",
@@ -159,3 +162,99 @@ DEPLOYMENT_SCORERS = {
     "neg_realized_mdr": make_deployment_scorer("realized_mdr"),
     "neg_realized_sdr": make_deployment_scorer("realized_sdr"),
 }
+
+
+def make_selective_scorer(*, gain=1.0, error_cost, abstain_cost=0.0):
+    """A scorer ``scorer(estimator, X, y) -> float`` that prices deployments, to tune ``alpha``.
+
+    On the rows ``X`` (a held-out fold in ``GridSearchCV``), each point the estimator deploys
+    on earns ``gain - error_cost * L`` and each point it abstains on costs ``abstain_cost``,
+    where ``L = risk_(y, f(x))`` is the point's risk under the estimator's own ``risk`` (the
+    per-point loss of the wrapped model ``f`` that ``fit`` calibrates on). The score is the mean
+    over the rows; greater is better.
+
+    The estimators' default ``score`` is the deployed share, which ignores the labels: a larger
+    ``alpha`` deploys more, so a search over ``alpha`` with it picks the largest ``alpha`` of the
+    grid (or the first listed of several that deploy the same share). This scorer weighs each
+    deployment against its risk: deploying a point pays off when
+    ``error_cost * L < gain + abstain_cost``, so a large ``error_cost`` picks a small ``alpha``.
+    Only ``gain + abstain_cost`` relative to ``error_cost`` changes which configuration wins
+    (``abstain_cost`` shifts every score by the same amount).
+
+    Tune on a split that does not calibrate the final estimator (see the module description).
+
+    Parameters
+    ----------
+    gain : float >= 0, default=1.0
+        Value of deploying the model on a point (before its risk is charged).
+    error_cost : float >= 0
+        Cost of one unit of risk on a deployed point (for the 0-1 risk: of a wrong deployed
+        prediction).
+    abstain_cost : float >= 0, default=0.0
+        Cost of abstaining on a point (e.g. deferring it to a human).
+
+    Returns
+    -------
+    callable
+        ``scorer(estimator, X, y)`` for ``GridSearchCV(scoring=...)``, ``cross_val_score`` and
+        the like. ``estimator`` is a fitted :class:`~sklearn_riskcontrol.SCoREMDR`,
+        :class:`~sklearn_riskcontrol.SCoRESDR`, :class:`~sklearn_riskcontrol.ConcentrationMDR`
+        or :class:`~sklearn_riskcontrol.ConcentrationSDR`, or a
+        :class:`~sklearn.pipeline.Pipeline` ending in one (the earlier steps transform ``X``
+        first, as in :func:`~sklearn_riskcontrol.selective.pipeline_decide`).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from sklearn.frozen import FrozenEstimator
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.model_selection import GridSearchCV, KFold, train_test_split
+    >>> from sklearn_riskcontrol import SCoREMDR
+    >>> from sklearn_riskcontrol.metrics import make_selective_scorer
+    >>> X, y = load_digits(return_X_y=True)
+    >>> X_fit, X_tune, y_fit, y_tune = train_test_split(X, y, train_size=600, random_state=0)
+    >>> model = FrozenEstimator(LogisticRegression(max_iter=2000).fit(X_fit, y_fit))
+    >>> grid = {"alpha": [0.005, 0.01, 0.02, 0.05]}
+    >>> cv = KFold(4, shuffle=True, random_state=0)
+    >>> for cost in (0, 10, 100):  # a wrong deployed digit costs what `cost` right ones earn
+    ...     scorer = make_selective_scorer(error_cost=cost)
+    ...     search = GridSearchCV(SCoREMDR(model), grid, scoring=scorer, cv=cv).fit(X_tune, y_tune)
+    ...     print(f"error_cost={cost}: alpha={search.best_params_['alpha']}")
+    error_cost=0: alpha=0.05
+    error_cost=10: alpha=0.01
+    error_cost=100: alpha=0.005
+    >>> scorer
+    make_selective_scorer(gain=1.0, error_cost=100.0, abstain_cost=0.0)
+    """
+    return _SelectiveScorer(
+        check_number(gain, "gain", minimum=0),
+        check_number(error_cost, "error_cost", minimum=0),
+        check_number(abstain_cost, "abstain_cost", minimum=0),
+    )
+
+
+class _SelectiveScorer:
+    def __init__(self, gain, error_cost, abstain_cost):
+        self.gain = gain
+        self.error_cost = error_cost
+        self.abstain_cost = abstain_cost
+
+    def __call__(self, estimator, X, y):
+        step = estimator[-1] if isinstance(estimator, Pipeline) else estimator
+        if not isinstance(step, _DeploymentBase):
+            got = type(estimator).__name__
+            if step is not estimator:
+                got += f" ending in a {type(step).__name__}"
+            raise TypeError(
+                "make_selective_scorer scores a selective estimator (SCoREMDR, SCoRESDR, "
+                f"ConcentrationMDR, ConcentrationSDR) or a Pipeline ending in one; got a {got}."
+            )
+        if step is not estimator:  # the last step decides on rows the earlier steps transform
+            X = _last_step_input(estimator, X)
+        deployed = step.decide(X)  # first: it raises NotFittedError on an unfitted estimator
+        earned = self.gain - self.error_cost * step._risks(X, y)
+        return float(np.mean(np.where(deployed, earned, -self.abstain_cost)))
+
+    def __repr__(self):
+        return (f"make_selective_scorer(gain={self.gain!r}, error_cost={self.error_cost!r}, "
+                f"abstain_cost={self.abstain_cost!r})")

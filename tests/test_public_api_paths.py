@@ -156,6 +156,7 @@ FROZEN = [
     "sklearn_riskcontrol.metrics:cumulative_regret",
     "sklearn_riskcontrol.metrics:deployment_rate",
     "sklearn_riskcontrol.metrics:make_deployment_scorer",
+    "sklearn_riskcontrol.metrics:make_selective_scorer",
     "sklearn_riskcontrol.metrics:oracle_threshold",
     "sklearn_riskcontrol.metrics:realized_mdr",
     "sklearn_riskcontrol.metrics:realized_reward",

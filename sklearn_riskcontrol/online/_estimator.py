@@ -617,19 +617,23 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         >>> from sklearn.linear_model import LogisticRegression
         >>> from sklearn_riskcontrol.online import SemiBanditPredictionSet
         >>> rng = np.random.default_rng(0)
-        >>> X = rng.normal(size=(3000, 3))
-        >>> y = np.array(["bird", "cat", "dog"])[np.argmax(X + rng.normal(size=(3000, 3)), axis=1)]
-        >>> clf = LogisticRegression().fit(X[:1000], y[:1000])
-        >>> sps = SemiBanditPredictionSet(clf, alpha=0.2).fit(X[1000:2000], y[1000:2000])
-        >>> sets = sps.predict_set(X[2000:])  # served; the user replies per row
-        >>> covered = sets[np.arange(1000), np.searchsorted(sps.classes_, y[2000:])]
+        >>> def draw(n):                      # i.i.d. rows with string classes
+        ...     X = rng.normal(size=(n, 3))
+        ...     y = np.array(["bird", "cat", "dog"])[np.argmax(X + rng.normal(size=(n, 3)), 1)]
+        ...     return X, y
+        >>> clf = LogisticRegression().fit(*draw(1000))
+        >>> X_cal, y_cal = draw(1000)
+        >>> sps = SemiBanditPredictionSet(clf, alpha=0.2).fit(X_cal, y_cal)
+        >>> X, y = draw(1000)
+        >>> sets = sps.predict_set(X)                  # served; the user replies per row
+        >>> covered = sets[np.arange(1000), np.searchsorted(sps.classes_, y)]
         >>> misses = sps.n_misses_
-        >>> sps = sps.partial_fit(X[2000:], y[2000:], covered=covered)
+        >>> sps = sps.partial_fit(X, y, covered=covered)
         >>> sps.n_rounds_, sps.n_misses_ - misses == int((~covered).sum())
         (2000, True)
-        >>> feedback = pd.Series(y[2000:]).where(covered)  # NaN where the user reported a miss
-        >>> same = SemiBanditPredictionSet(clf, alpha=0.2).fit(X[1000:2000], y[1000:2000])
-        >>> same.partial_fit(X[2000:], feedback).threshold_ == sps.threshold_
+        >>> feedback = pd.Series(y).where(covered)     # NaN where the user reported a miss
+        >>> same = SemiBanditPredictionSet(clf, alpha=0.2).fit(X_cal, y_cal)
+        >>> same.partial_fit(X, feedback).threshold_ == sps.threshold_
         True
         """
         X, y, covered = self._check_feedback(X, y, covered)

@@ -85,7 +85,7 @@ class _DeploymentBase(MetaEstimatorMixin, BaseEstimator):
         """
         X, y, shift_weights = self._check_fit_inputs(X, y, shift_weights)
         X_cal, y_cal, idx_cal = self._calibration_rows_and_models(X, y, X_target)
-        self.cal_risks_ = self.risk_(y_cal, self._predict(X_cal))
+        self.cal_risks_ = self._risks(X_cal, y_cal)
         self._warn_degenerate_risks()
         self.cal_scores_ = self._calibration_scores(X_cal, y_cal)
         self.cal_weights_ = self._calibration_weights(X_cal, idx_cal, shift_weights)
@@ -231,6 +231,11 @@ class _DeploymentBase(MetaEstimatorMixin, BaseEstimator):
     def _predict(self, X):
         return chunked_call(self.estimator_.predict, X, self.n_jobs)
 
+    def _risks(self, X, y):
+        """Per-point risks ``risk_(y, f(X))`` of the wrapped model on labeled rows: what ``fit``
+        calibrates on, and what ``metrics.make_selective_scorer`` charges deployed points."""
+        return self.risk_(y, self._predict(X))
+
     def _scores(self, X):
         score = self.risk_score_
         if isinstance(score, str):  # "proba": 1 - max class probability
@@ -289,11 +294,17 @@ class _DeploymentBase(MetaEstimatorMixin, BaseEstimator):
         return self.estimator_.predict_proba(X)
 
     def score(self, X, y, **kwargs):
-        """Deployment rate on ``X`` (the paper's power with unit reward).
+        """Deployed share on ``X``: the fraction of rows :meth:`decide` deploys on.
 
-        The risk side is guaranteed by construction; measure it on held-out labels with
-        :func:`sklearn_riskcontrol.metrics.realized_mdr` / ``realized_sdr`` or the scorers in
-        :mod:`sklearn_riskcontrol.metrics`. ``y`` is accepted for API compatibility.
+        This is the paper's power with unit reward and ``GridSearchCV``'s default scoring. It
+        ignores ``y`` (accepted for API compatibility), hence what a deployed error costs: a
+        larger ``alpha`` deploys more, so ``GridSearchCV`` over ``alpha`` with this score always
+        prefers the largest ``alpha`` of the grid (or the first listed of several that deploy the
+        same share). To tune ``alpha``, pass ``scoring=make_selective_scorer(error_cost=...)``
+        instead (:func:`sklearn_riskcontrol.metrics.make_selective_scorer`): each deployed point
+        earns a gain minus the cost of its risk, and the search picks the level whose deployments
+        pay for themselves. Measure the realized risk on held-out labels with
+        :func:`sklearn_riskcontrol.metrics.realized_mdr` / ``realized_sdr``.
         """
         return float(np.mean(self.decide(X, **kwargs)))
 
@@ -431,5 +442,9 @@ def pipeline_decide(pipeline, X, **decide_params):
             f"The last step of the pipeline is a {type(last).__name__}, which has no `decide`; "
             "pipeline_decide needs a pipeline ending in a SCoRE estimator (e.g. SCoREMDR)."
         )
-    Xt = pipeline[:-1].transform(X) if len(pipeline) > 1 else X
-    return last.decide(Xt, **decide_params)
+    return last.decide(_last_step_input(pipeline, X), **decide_params)
+
+
+def _last_step_input(pipeline, X):
+    """``X`` transformed by every step of ``pipeline`` but the last, as ``predict`` does."""
+    return pipeline[:-1].transform(X) if len(pipeline) > 1 else X
