@@ -11,9 +11,11 @@ names the offending argument, or returns the documented result stated in the row
 checks that the committed page is what the table produces.
 """
 
+import ast
 import functools
 import re
 import warnings
+from collections import namedtuple
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -564,6 +566,10 @@ def _sps_row():
         ("length", "partial_fit-y", lambda: partial(fb[:-1])),
     )
     row.names["partial_fit-y"] = EST_NAMES["y"]
+    row.documented["nan-partial_fit-y"] = Documented(
+        lambda r: r.threshold_ == partial(_with(fb, -1)).threshold_,  # as the miss code -1
+        "NaN in the feedback = a reported miss",
+        "SemiBanditPredictionSet.partial_fit: a missing value in y (None, pd.NA, NaN) is a miss")
     return [row]
 
 
@@ -989,7 +995,75 @@ def render_rst():
                 notes.append(f"* ``{row.name}``, {key}: {doc.text} -- {doc.where}.")
     lines += ["", "Where the documented results are documented", "-------------------------------------------", ""]
     lines += notes
+    lines += _render_run_layer()
     return "\n".join(lines) + "\n"
+
+
+# Inputs of the run layer (sessions, stores, the command line) that once broke a guarantee, misled
+# or crashed, each with the behaviour now and the test that checks it ("file::function").
+RunCase = namedtuple("RunCase", "surface given behaviour test")
+RUN_LAYER = [
+    RunCase("LabelingSession / SelectionSession with store=", "a batch without example_ids",
+            "ValueError naming example_ids (a re-sent batch would count twice); nothing stored",
+            "test_labeling_session.py::test_store_requires_example_ids"),
+    RunCase("LabelingSession with store=", "a batch re-sent after a crash (from another process), "
+            "reordered, or partially overlapping", "recorded ids skipped: the e-process is "
+            "unchanged", "test_labeling_session.py::"
+            "test_resend_after_crash_in_another_process_never_changes_the_eprocess"),
+    RunCase("autoeval certify", "a model column holding several models", "one test and one "
+            "output row per model (or --model NAME); never pooled",
+            "test_cli_messages.py::test_certify_never_pools_models"),
+    RunCase("autoeval certify", "several models in --labeled, no model column in --unlabeled",
+            "error (rc 2) naming the column and the models",
+            "test_cli_messages.py::test_certify_never_pools_models"),
+    RunCase("autoeval certify / select", "one file whose unlabeled rows have an empty loss",
+            "those rows are unlabeled (their judge losses are used)",
+            "test_cli_messages.py::test_certify_one_file_with_unlabeled_rows"),
+    RunCase("autoeval certify", "a row with neither a loss nor a judge loss",
+            "error (rc 2) naming the file, column and row",
+            "test_cli_messages.py::test_certify_one_file_with_unlabeled_rows"),
+    RunCase("autoeval select", "an example labeled for some candidates only",
+            "error (rc 2) naming the candidate and the example",
+            "test_cli_messages.py::test_select_one_long_file_with_unlabeled_rows"),
+    RunCase("autoeval certify / select", "--method plus without unlabeled rows",
+            "warning in command-line words; runs R-Eval",
+            "test_cli_messages.py::test_cli_messages_use_cli_words"),
+    RunCase("SemiBanditPredictionSet.partial_fit", "string labels with misses",
+            "covered= mask, or None / pd.NA / NaN in y, marks the misses",
+            "test_online_estimator.py::test_string_labels_give_the_thresholds_of_the_integer_coded_run"),
+    RunCase("SemiBanditPredictionSet.partial_fit", "covered= of another length or not boolean",
+            "ValueError naming covered", "test_online_estimator.py::test_covered_errors"),
+    RunCase("SemiBanditPredictionSet.partial_fit", "covered=True on a row whose y is a miss "
+            "marker", "ValueError naming the row",
+            "test_online_estimator.py::test_covered_errors"),
+    RunCase("GridSearchCV over alpha", "the default score (deployed share)",
+            "documented: prefers the largest alpha; make_selective_scorer prices deployments",
+            "test_selective_scorer.py::test_gridsearch_picks_alpha_by_error_cost"),
+    RunCase("make_selective_scorer", "an estimator that is not selective",
+            "TypeError naming its type", "test_selective_scorer.py::test_refuses_estimators_that_do_not_decide"),
+]
+
+
+def _render_run_layer():
+    title = "Run layer and command line"
+    lines = ["", title, "-" * len(title), "",
+             "Sessions, stores and the command line take files and batches rather than arrays; "
+             "each input below once broke a guarantee, misled or crashed. The test named in the "
+             "last column checks the behaviour.", "", ".. list-table::", "   :header-rows: 1", "",
+             "   * - where", "     - bad input", "     - behaviour", "     - test"]
+    for case in RUN_LAYER:
+        lines += [f"   * - {case.surface}", f"     - {case.given}", f"     - {case.behaviour}",
+                  f"     - ``{case.test}``"]
+    return lines
+
+
+def test_run_layer_rows_name_real_tests():
+    """Every row of the run-layer table names a test function that exists."""
+    for case in RUN_LAYER:
+        path, name = case.test.split("::")
+        tree = ast.parse((Path(__file__).parent / path).read_text())
+        names = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+        assert name in names, case.test
 
 
 def test_doc_matches_table():
