@@ -129,12 +129,14 @@ class _Source:
             return self._where(row, column)
         return f"{self.name}, column {column!r}, {self.row(row)}"
 
-    def column(self, name, what):
+    def column(self, name, what, option=None):
+        """The column ``name``; a missing one is named, with ``option`` (default: the Python
+        argument ``what=``) as the way to choose another."""
         if name not in self.columns:
             present = [str(c) for c in self.columns]
             raise ValueError(
                 f"{self.name} has no column {name!r} ({what}); its columns are: "
-                f"{_quoted(present)}. Pass the right column name (`{what}=`)."
+                f"{_quoted(present)}. Pass the right column name ({option or f'`{what}=`'})."
             )
         return self.columns[name]
 
@@ -298,8 +300,9 @@ def _codes(src, column, what):
     return codes, np.asarray(uniques)
 
 
-def _pivot(src, i, j, n_models, n_examples, values, duplicates, labels):
-    """Dense matrices from row codes ``i, j``; ``values`` maps names to per-row arrays."""
+def _pivot(src, i, j, n_models, n_examples, values, duplicates, labels, choices):
+    """Dense matrices from row codes ``i, j``; ``values`` maps names to per-row arrays;
+    ``choices`` names the other ``duplicates`` settings in a message (empty: not offered)."""
     flat = i.astype(np.int64) * n_examples + j
     order = np.argsort(flat, kind="stable")
     sf = flat[order]
@@ -313,8 +316,7 @@ def _pivot(src, i, j, n_models, n_examples, values, duplicates, labels):
         model, example = labels(i[k], j[k])
         raise ValueError(
             f"{src.name}: the (model, example) pair ({model!r}, {example!r}) appears twice, in "
-            f"{src.row(first)} and {src.row(k)}; {src.hint}remove the repeated row, or pass "
-            "duplicates='mean' (average the scores, add up the costs) or duplicates='last'."
+            f"{src.row(first)} and {src.row(k)}; {src.hint}remove the repeated row{choices}."
         )
     if repeat.any() and duplicates == "mean":
         for name, v in values.items():
@@ -339,24 +341,36 @@ def _pivot(src, i, j, n_models, n_examples, values, duplicates, labels):
 
 
 def _long(src, model, example, score, judge_score, cost, duplicates, low=-np.inf,
-          high=np.inf):
+          high=np.inf, options=None, nouns=None):
+    """The LongTable of a source, in the caller's words. ``options`` maps the argument names
+    (``model``, ``example``, ``score``, ``judge_score``, ``duplicates``) to the caller's ways to
+    set them (the command line's options); None: the Python arguments. A ``duplicates`` without
+    one is not offered as a fix. ``nouns`` names what the ``score`` and ``judge_score`` columns
+    hold (default: those argument names)."""
+    if options is None:
+        options, choices = {}, (", or pass duplicates='mean' (average the scores, add up the "
+                                "costs) or duplicates='last'")
+    else:
+        flag = options.get("duplicates")
+        choices = f", or pass {flag} mean (average the scores) or {flag} last" if flag else ""
     if duplicates not in ("error", "mean", "last"):
         raise ValueError(f"`duplicates` must be 'error', 'mean' or 'last'; got {duplicates!r}.")
     if src.n_rows == 0:
         raise ValueError(f"{src.name} has no rows: it needs one row per (model, example).")
+    noun = {"score": "score", "judge_score": "judge_score", **(nouns or {})}
     for column, what in ((model, "model"), (example, "example"), (score, "score"),
                          (judge_score, "judge_score"), (cost, "cost")):
-        if column is not None:
-            src.column(column, what)  # every column is there before any cell is checked
+        if column is not None:  # all there before any cell is read
+            src.column(column, noun.get(what, what), options.get(what))
     i, model_ids = _codes(src, model, "model")
     j, example_ids = _codes(src, example, "example")
-    values = {"score": _numbers(src, score, "score", low, high)}
+    values = {"score": _numbers(src, score, noun["score"], low, high)}
     if judge_score is not None:
-        values["judge_score"] = _numbers(src, judge_score, "judge_score", low, high)
+        values["judge_score"] = _numbers(src, judge_score, noun["judge_score"], low, high)
     if cost is not None:
         values["cost"] = _numbers(src, cost, "cost", 0, np.inf)
     cells = _pivot(src, i, j, len(model_ids), len(example_ids), values, duplicates,
-                   lambda a, b: (model_ids[a], example_ids[b]))
+                   lambda a, b: (model_ids[a], example_ids[b]), choices)
     return LongTable(model_ids, example_ids, cells["score"], cells.get("judge_score"),
                      cells.get("cost"), src.name)
 
@@ -428,7 +442,8 @@ def read_long_table(source, *, model="model", example="example", score="score",
     array([[ 1.,  0.,  1.],
            [ 0., nan,  1.]])
 
-    Any strategy fits on it directly (missing cells are excluded from each model's mean):
+    Any strategy fits on it directly (missing cells are excluded from each model's mean, and a
+    RiskControlWarning says that the two models' means are then over different examples):
 
     >>> from sklearn_riskcontrol.bandits import MatrixOracle, UniformSampling
     >>> oracle = MatrixOracle.from_long(t, missing="exclude")

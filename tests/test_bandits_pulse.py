@@ -408,3 +408,23 @@ def test_auto_refit_count_does_not_grow_with_the_matrix(side):
         tau = -(-planned // 20)
         assert est.n_refits_ == 1 + (est.n_steps_ - 1) // tau  # a refit is due before a step
         assert 10 <= est.n_refits_ <= 21  # ceil rounding: between 20 / 2 and 20, plus one
+
+
+def test_a_single_model_is_not_silently_the_best():
+    from sklearn.dummy import DummyClassifier
+
+    from sklearn_riskcontrol.bandits import UCBELRF, BestModelSelector, UniformSampling
+
+    S = (np.random.default_rng(0).random((1, 200)) < 0.6).astype(float)
+    message = ("was given a single model: there is nothing to choose, so that model is returned "
+               "as the best by default")
+    for est in (PULSE(budget=0.5, batch_size=8), UCBE(budget=0.5), UCBELRF(budget=0.5),
+                UniformSampling(budget=0.5), NaivePooling(budget=0.5, batch_size=8)):
+        with pytest.warns(RiskControlWarning, match=f"{type(est).__name__} {message}"):
+            assert est.set_params(random_state=0).fit(S).best_index_ == 0
+    X, y = np.zeros((100, 1)), np.arange(100) % 2
+    with pytest.warns(RiskControlWarning, match=message):
+        BestModelSelector([DummyClassifier().fit(X, y)], random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RiskControlWarning)  # two models: nothing to say
+        PULSE(budget=0.5, batch_size=8, random_state=0).fit(np.vstack([S, 1 - S]))

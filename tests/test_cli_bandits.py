@@ -1,20 +1,25 @@
 """``best-model`` subcommand: same result as the estimators, one-line errors, readable help."""
 
+import re
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from sklearn_riskcontrol import RiskControlWarning, cli
 from sklearn_riskcontrol.bandits import (
     PULSE,
     UCBE,
     UCBELRF,
     MatrixOracle,
+    NaivePooling,
     make_score_matrix,
 )
 from sklearn_riskcontrol.cli import main
+from sklearn_riskcontrol.tables import read_long_table
 
 
 @pytest.fixture(scope="module")
@@ -62,19 +67,82 @@ def test_pulse_matches_the_estimator(files, data, tmp_path, capsys):
     assert "with probability >= 0.9" in printed
 
 
-def test_ucbe_with_missing_cells_and_no_names(tmp_path, data):
+def test_ucbe_with_missing_cells_and_no_names(tmp_path, data, capsys):
     S = data.scores.copy()
     S[np.random.default_rng(1).random(S.shape) < 0.2] = np.nan  # empty cells: not available
     path, out = tmp_path / "holes.csv", tmp_path / "out.csv"
     pd.DataFrame(S).to_csv(path, index=False, header=False)
     assert main(["best-model", "--scores", str(path), "--no-header", "--strategy", "ucbe",
                  "--budget", "1500", "--output", str(out)]) == 0
-    ref = UCBE(budget=1500, random_state=0).fit(MatrixOracle(S, missing="exclude"))
+    with pytest.warns(RiskControlWarning, match="scored on different examples"):
+        ref = UCBE(budget=1500, random_state=0).fit(MatrixOracle(S, missing="exclude"))
     got = pd.read_csv(out)
     assert list(got["model"]) == list(range(1, S.shape[0] + 1))  # named by 1-based data row
     np.testing.assert_allclose(got["estimate"], ref.means_)
     np.testing.assert_array_equal(got["available"], np.sum(~np.isnan(S), axis=1))
-    assert "ci_low" not in got.columns  # UCB-E has no valid interval
+    with pytest.warns(RiskControlWarning, match="vacuous"):  # 6 models never scored
+        np.testing.assert_allclose(got[["ci_low", "ci_high"]], ref.confidence_intervals(0.05))
+    # no example has all 30 models: nothing to restrict to, so no --common-examples offered
+    err = capsys.readouterr().err
+    assert "warning: The models were scored on different examples (from " in err
+    assert "none is common to all" in err and "--common-examples" not in err
+
+
+def test_ucbe_prints_its_intervals(files, capsys):
+    scores, *_ = files
+    assert main(["best-model", "--scores", str(scores), "--strategy", "ucbe", "--budget", "0.1",
+                 "--delta", "0.1"]) == 0
+    ref = UCBE(budget=0.1, random_state=0).fit(pd.read_csv(scores, index_col=0).to_numpy())
+    with pytest.warns(RiskControlWarning, match="vacuous"):  # models never scored: said below
+        lo, hi = ref.confidence_intervals(0.1)[ref.best_index_]
+    printed = capsys.readouterr().out
+    assert f"(a realization; 90% interval [{lo:.4f}, {hi:.4f}])" in printed.splitlines()[0]
+    assert ("guarantee: with probability >= 0.9, every model's mean lies in its interval, "
+            "simultaneously over all 30 models") in printed
+    assert "only PULSE" not in printed and "no confidence interval" not in printed
+    assert "note: 11 of 30 intervals are vacuous" in printed
+    assert main(["best-model", "--scores", str(scores), "--strategy", "ucbe-lrf"]) == 0
+    assert ("no confidence interval: --strategy ucbe-lrf gives none (pulse and ucbe do)"
+            in capsys.readouterr().out)
+
+
+def _long_csv(path, rows):
+    pd.DataFrame(rows, columns=["model", "example", "score"]).to_csv(path, index=False)
+    return str(path)
+
+
+def test_models_scored_on_different_examples(tmp_path, capsys):
+    # 'a' was run on one example only, where it scored 0.9; 'b' scored 1.0 there and 0 on another
+    path = _long_csv(tmp_path / "runs.csv", [("a", "q1", 0.9), ("b", "q1", 1.0), ("b", "q2", 0.0)])
+    argv = ["best-model", "--scores", path, "--budget", "1.0", "--strategy", "uniform"]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("best model: a ")  # 0.9 on q1 against 0.5 on q1 and q2
+    assert err == ("warning: The models were scored on different examples (model 'a' has 1, "
+                   "model 'b' has 2; 1 is common to all): each model's mean is over its own "
+                   "examples, so the means, and the best model, compare different sets of "
+                   "examples. Pass --common-examples to compare them on the 1 example they all "
+                   "have.\n")
+    assert main(argv + ["--common-examples"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("best model: b ") and err == ""  # 1.0 against 0.9, both on q1
+    assert ("compared on the examples every model has: 1 of 2 (1 dropped by --common-examples)"
+            in out)
+    # no example in common: nothing to restrict to
+    path = _long_csv(tmp_path / "apart.csv", [("a", "q1", 1), ("b", "q2", 0)])
+    assert main(["best-model", "--scores", path, "--common-examples"]) == 2
+    _one_line_error(capsys, "--common-examples", "no example of", "apart.csv")
+
+
+def test_python_oracle_warns_about_different_example_sets():
+    t = read_long_table(pd.DataFrame({"model": ["a", "b", "b"], "example": ["q1", "q1", "q2"],
+                                      "score": [0.9, 1.0, 0.0]}))
+    with pytest.warns(RiskControlWarning, match=r"\(model 'a' has 1, model 'b' has 2; 1 is "
+                                                r"common to all\).*drop the columns with a NaN"):
+        MatrixOracle.from_long(t, missing="exclude")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the same examples for every model: nothing to say
+        MatrixOracle(np.array([[1.0, np.nan], [0.0, np.nan]]), missing="exclude")
 
 
 def test_fractional_scores_and_ucbe_lrf(tmp_path, capsys):
@@ -134,6 +202,27 @@ def test_bad_files(files, tmp_path, capsys):
     empty.write_text("")
     assert main(["best-model", "--scores", str(empty)]) == 2
     _one_line_error(capsys)
+
+
+def test_help_states_the_defaults_the_code_runs():
+    help_text = " ".join(cli._build_parser()._subparsers._group_actions[0]
+                         .choices["best-model"].format_help().split())
+
+    def default(flag):
+        return re.search(rf"{flag} [A-Z_]+ .*?\(default: ([^;)]+)", help_text).group(1)
+
+    assert default("--refit-every") == "auto"
+    for cls in (PULSE, UCBELRF, NaivePooling):
+        assert cls().refit_every == "auto"
+    ranks = dict(pair.split(" for ")[::-1] for pair in default("--rank").split(", "))
+    assert ranks == {"pulse": str(PULSE().rank), "ucbe-lrf": str(UCBELRF().rank),
+                     "naive": str(NaivePooling().rank)}
+    assert "1000" not in help_text
+    # UCB-E's intervals are described, never denied
+    assert "no confidence interval" not in help_text
+    assert "PULSE (default) and UCB-E also give anytime-valid confidence intervals" in help_text
+    assert "--delta DELTA pulse/ucbe: failure probability" in help_text
+    assert "--common-examples compare the models on the examples every model has" in help_text
 
 
 def test_help_reads_well():

@@ -333,6 +333,63 @@ def test_cli_messages_use_cli_words(tmp_path, capsys):
     assert "loss_judge_unlabeled" not in err and "method=" not in err
 
 
+# best-model inputs whose messages once named Python arguments; the fragment each must contain.
+BEST_MODEL_WORDS = [
+    ("model,example,score\na,q1,1\na,q1,0\nb,q1,1\n", [],  # a repeated (model, example) row
+     "remove the repeated row, or pass --duplicates mean (average the scores) or --duplicates last"),
+    ("model,example,score\na,q1,1\nb,q1,0\n", ["--long", "--score-column", "correct"],
+     "Pass the right column name (--score-column)"),
+    ("model,q1,q2\na,1,0\nb,,\n", [],  # a model without any score
+     "model 'b' has no score on any example; drop the models without scores, or score them"),
+]
+
+
+@pytest.mark.parametrize("table, options, fragment", BEST_MODEL_WORDS)
+def test_best_model_messages_use_cli_words(table, options, fragment, tmp_path, capsys):
+    path = tmp_path / "t.csv"
+    path.write_text(table)
+    msg = _error(["best-model", "--scores", path, *options], capsys)
+    assert fragment in msg
+    assert "`" not in msg and "='" not in msg and "duplicates=" not in msg
+
+
+@pytest.mark.parametrize("cells, options, fragment", [
+    ("x,0", [], "'x' is not a number; loss must lie in [0, 1]"),
+    ("0,y", [], "'y' is not a number; judge loss must lie in [0, 1]"),
+    ("0,0", ["--loss-column", "nope"], "no column 'nope' (loss); its columns are: 'model', "
+     "'example', 'loss', 'judge_loss'. Pass the right column name (--loss-column)"),
+])
+def test_long_loss_tables_use_cli_words(cells, options, fragment, tmp_path, capsys):
+    path = tmp_path / "lab.csv"
+    path.write_text(f"model,example,loss,judge_loss\na,1,0,0\na,2,{cells}\nb,1,0,0\nb,2,0,0\n")
+    msg = _error(["autoeval", "select", "--labeled", path, "--long", "--alpha", "0.2", *options],
+                 capsys)
+    assert fragment in msg and "judge_score" not in msg and "`" not in msg
+
+
+def test_best_model_duplicates_option(tmp_path, capsys):
+    path = tmp_path / "t.csv"
+    path.write_text("model,example,score\na,q1,1\na,q1,0\nb,q1,1\na,q2,1\nb,q2,1\n")
+    code, out, _ = _run(["best-model", "--scores", path, "--budget", "1.0", "--duplicates",
+                         "mean", "--strategy", "uniform"], capsys)
+    assert code == 0 and out.startswith("best model: b ")  # a: (0.5 + 1) / 2, b: 1
+    wide = tmp_path / "wide.csv"
+    wide.write_text("model,q1,q2\na,1,0\nb,0,1\n")
+    assert "--duplicates applies to long tables" in _error(
+        ["best-model", "--scores", wide, "--duplicates", "last"], capsys)
+
+
+def test_best_model_with_a_single_model_says_there_is_nothing_to_choose(tmp_path, capsys):
+    path = tmp_path / "one.csv"
+    path.write_text("model,q1,q2,q3,q4\na,1,0,1,1\n")
+    code, out, err = _run(["best-model", "--scores", path, "--budget", "1.0", "--strategy",
+                           "ucbe", "--batch-size", "2"], capsys)
+    assert code == 0 and out.startswith("best model: a ")
+    assert err == ("warning: UCBE was given a single model: there is nothing to choose, so that "
+                   "model is returned as the best by default (the budget only estimates its mean "
+                   "score). Pass two or more models to identify the best one.\n")
+
+
 @pytest.fixture(scope="module")
 def five_models(tmp_path_factory):
     rng = np.random.default_rng(0)

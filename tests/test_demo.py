@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from sklearn_riskcontrol import RiskControlWarning
-from sklearn_riskcontrol.bandits import PULSE, make_score_matrix
+from sklearn_riskcontrol.bandits import PULSE, UCBE, make_score_matrix
 from sklearn_riskcontrol.demo import run_demo
 from sklearn_riskcontrol.demo.bandits import bandits_section
 
@@ -33,6 +33,19 @@ def test_bandits_section_reports_pulse_and_ucbe(capsys):
     assert covered == int(np.sum((ci[:, 0] <= data.means) & (data.means <= ci[:, 1])))
     vacuous = int(re.search(r"(\d+) of them vacuous", out).group(1))
     assert vacuous == int(np.sum(ci[:, 1] - ci[:, 0] >= 0.99))
+    # UCB-E's intervals are anytime-valid and simultaneous too: printed the same way
+    ucbe = UCBE(budget=4000, batch_size=8, random_state=0).fit(data.scores)
+    assert int(picks[1][1]) == ucbe.best_index_
+    with pytest.warns(RiskControlWarning, match="vacuous"):
+        ci = ucbe.confidence_intervals(0.05)
+    lo, hi = ci[ucbe.best_index_]
+    section = out.split("  UCB-E  picks", 1)[1]
+    assert f"95% CI for model {ucbe.best_index_}: [{lo:.3f}, {hi:.3f}]" in section
+    inside = int(np.sum((ci[:, 0] <= data.means) & (data.means <= ci[:, 1])))
+    assert f"{inside} of 60 intervals contain their model's exact mean" in section
+    assert f"{int(np.sum(ci[:, 1] - ci[:, 0] >= 0.99))} of them vacuous" in section
+    assert "all 60 intervals of a method hold at once" in out
+    assert "UCB-E has no interval" not in out
 
 def test_every_printed_realization_is_labelled_with_its_guarantee(capsys):
     """The quick demo's summary: each number is marked as one draw and carries its guarantee."""

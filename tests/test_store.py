@@ -4,6 +4,8 @@
 """
 
 import pickle
+import re
+import sqlite3
 import threading
 import time
 import warnings
@@ -16,7 +18,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 from sklearn.tree import DecisionTreeClassifier
 
-from sklearn_riskcontrol import RiskControlWarning
+from sklearn_riskcontrol import LabelingSession, RiskControlWarning
 from sklearn_riskcontrol.bandits import (
     PULSE,
     UCBE,
@@ -28,7 +30,12 @@ from sklearn_riskcontrol.bandits import (
     MatrixOracle,
     SQLiteStore,
 )
-from sklearn_riskcontrol.bandits.store import EvaluationRecord, RateLimiter, as_store
+from sklearn_riskcontrol.bandits.store import (
+    ConfigMismatchError,
+    EvaluationRecord,
+    RateLimiter,
+    as_store,
+)
 
 
 def _matrix(m=6, n=80, seed=0):
@@ -111,17 +118,71 @@ def test_sqlite_store_refuses_another_run_naming_both_configs(tmp_path):
     with pytest.raises(ValueError) as info:
         SQLiteStore(path).open({"prompt": "v2"})
     msg = str(info.value)
-    assert '{"prompt":"v1"}' in msg and '{"prompt":"v2"}' in msg and "'prompt'" in msg
-    assert "run.db" in msg
+    # what differs first, with both values; the full configurations after
+    first, full = msg.split("\n")
+    assert "run.db" in first and "created with prompt='v1'; this run has prompt='v2'" in first
+    assert '{"prompt":"v1"}' in full and '{"prompt":"v2"}' in full
+    assert isinstance(info.value, ConfigMismatchError) and info.value.keys == ["prompt"]
     with pytest.raises(TypeError, match="JSON-serializable"):
         SQLiteStore(tmp_path / "other.db").open({"f": object()})
     # the oracles put their own configuration in it: another matrix size is refused
     S = _matrix()
     CallableOracle(Backend(S), *S.shape, store=tmp_path / "c.db", run_config={"judge": "x"})
-    with pytest.raises(ValueError, match=r"differ in 'n_examples'"):
+    with pytest.raises(ValueError, match=r"created with n_examples=80; this run has n_examples=81"):
         CallableOracle(Backend(S), 6, 81, store=tmp_path / "c.db", run_config={"judge": "x"})
-    with pytest.raises(ValueError, match=r"differ in 'run_config'"):
+    with pytest.raises(ValueError, match=r"created with run_config=\{'judge': 'x'\}; this run has "
+                                         r"run_config=\{'judge': 'y'\}"):
         CallableOracle(Backend(S), *S.shape, store=tmp_path / "c.db", run_config={"judge": "y"})
+    # keys on one side only, and long values (shortened; in full on the second line)
+    SQLiteStore(tmp_path / "d.db").open({"ids": list(range(40)), "a": 1}).close()
+    with pytest.raises(ValueError, match=r"created with no b, ids=<40 entries>; this run has b=2, "
+                                         r"ids=<41 entries>\."):
+        SQLiteStore(tmp_path / "d.db").open({"ids": list(range(41)), "a": 1, "b": 2})
+
+
+def _not_a_store(tmp_path, kind):
+    if kind == "csv":
+        path = tmp_path / "good.csv"
+        path.write_text("model,q1,q2\na,1,0\nb,0,1\n")
+    else:  # another program's SQLite database
+        path = tmp_path / "other.db"
+        con = sqlite3.connect(path)
+        con.execute("CREATE TABLE runs (x)")
+        con.commit()
+        con.close()
+    return path
+
+
+@pytest.mark.parametrize("kind, problem", [
+    ("csv", "is not a SQLite database"),
+    ("sqlite", "is a SQLite database but not an evaluation store"),
+])
+def test_a_file_that_is_not_a_store_is_refused_and_left_unchanged(tmp_path, kind, problem):
+    path = _not_a_store(tmp_path, kind)
+    before = path.read_bytes()
+    for open_it in (lambda: SQLiteStore(path).open({"prompt": "v1"}),  # every caller
+                    lambda: MatrixOracle(_matrix(), store=path),
+                    lambda: LabelingSession(np.zeros(20), alpha=0.2, delta=0.1, store=path)):
+        with pytest.raises(ValueError, match=f"SQLite store '{re.escape(str(path))}' {problem}; it "
+                                             "was left unchanged"):
+            open_it()
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]  # no -wal / -shm either
+
+
+def test_sqlite_errors_are_value_errors_naming_the_file(tmp_path):
+    for path, reason in [(tmp_path, "unable to open database file"),
+                         (tmp_path / "no" / "run.db", "unable to open database file")]:
+        with pytest.raises(ValueError, match=f"SQLite store '{re.escape(str(path))}': {reason}"):
+            SQLiteStore(path).open({})
+    corrupt = tmp_path / "corrupt.db"
+    corrupt.write_bytes(b"SQLite format 3\x00" + bytes(range(256)) * 8)
+    with pytest.raises(ValueError, match=r"corrupt\.db': file is not a database \(DatabaseError\)"):
+        SQLiteStore(corrupt).open({})
+    empty = tmp_path / "empty.db"  # SQLite takes an empty file for a new database
+    empty.touch()
+    SQLiteStore(empty).open({"prompt": "v1"}).close()
+    assert SQLiteStore(empty).open({"prompt": "v1"}).summary() == (0, 0.0)
 
 
 def test_sqlite_store_concurrent_writers_from_threads(tmp_path):
@@ -419,7 +480,29 @@ def test_cli_best_model_store(tmp_path, capsys):
     S[0, 0] = 1 - S[0, 0]
     pd.DataFrame(S, index=[f"m{i}" for i in range(4)]).to_csv(tmp_path / "s.csv")
     assert main(argv) == 2
-    assert "differ in 'scores_sha256'" in capsys.readouterr().err
+    # what differs, in command-line words: no configuration keys, no JSON
+    assert capsys.readouterr().err == (
+        f"error: --store {tmp_path / 'run.db'} holds the cells of another run: the scores differ "
+        f"from those of --scores {tmp_path / 's.csv'}; pass a new --store file, or rerun the "
+        "stored run's command to continue it.\n")
+    pd.DataFrame(S[:, :90], index=[f"m{i}" for i in range(4)]).to_csv(tmp_path / "s.csv")
+    assert main(argv) == 2
+    assert ("the number of examples (100 in the store, 90 now), example ids and scores differ"
+            in capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("kind", ["csv", "sqlite"])
+def test_cli_store_that_is_not_a_store_is_one_line_rc_2_and_unchanged(tmp_path, capsys, kind):
+    from sklearn_riskcontrol.cli import main
+
+    path = _not_a_store(tmp_path, kind)
+    before = path.read_bytes()
+    assert main(["best-model", "--scores", str(_not_a_store(tmp_path, "csv")), "--budget", "1.0",
+                 "--store", str(path)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(f"error: SQLite store '{path}' is ")
+    assert "Traceback" not in err[0]
+    assert path.read_bytes() == before
 
 
 def test_progress_shows_bought_cost_and_the_best_interval(tmp_path, capsys):

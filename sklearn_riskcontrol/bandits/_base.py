@@ -145,6 +145,13 @@ class _BaseStrategy(BaseEstimator):
         else:
             side = self._check_side(side_scores, oracle)
             budget = self._resolve_budget(oracle)
+            if oracle.n_models == 1:
+                warn(
+                    f"{type(self).__name__} was given a single model: there is nothing to "
+                    "choose, so that model is returned as the best by default (the budget "
+                    "only estimates its mean score). Pass two or more models to identify the "
+                    "best one."
+                )
             if oracle.store_ is not None and not isinstance(self.random_state, Integral):
                 warn(
                     f"{type(self).__name__} runs with a store but random_state="

@@ -99,8 +99,8 @@ class BestModelSelector(MetaEstimatorMixin, BaseEstimator):
     best_index_ : int
     best_estimator_ : estimator
     strategy_ : estimator
-        The fitted strategy (``means_``, ``history_``, ``n_evaluations_``, and for PULSE
-        ``confidence_intervals``).
+        The fitted strategy (``means_``, ``history_``, ``n_evaluations_``, and for PULSE and
+        UCBE ``confidence_intervals``).
     means_ : ndarray of shape (n_candidates,)
         Estimated mean score of each candidate on the pool, within [0, 1] (see the strategy's
         ``means_``).

@@ -36,6 +36,7 @@ from .._validation import (
     check_indices,
     check_returned_scores,
     check_score_matrix,
+    warn,
 )
 from .store import EvaluationRecord, RateLimiter, as_store
 
@@ -517,7 +518,10 @@ class MatrixOracle(ScoreOracle):
     missing : {"error", "exclude"}, default="error"
         What a NaN means. ``"error"``: the matrix must be complete. ``"exclude"``: NaN marks a
         cell that is not available (the model was never run on that example); each model's mean
-        is then over its available examples and strategies never ask for the missing cells.
+        is then over its available examples and strategies never ask for the missing cells. When
+        the models' examples differ, a ``RiskControlWarning`` says how many each model has and
+        how many all have: the means then compare different examples (drop the columns with a
+        NaN to compare the models on the same ones).
     store : str, path-like, EvaluationStore or None, default=None
         Durable store of the revealed cells (a path opens a
         :class:`~sklearn_riskcontrol.bandits.SQLiteStore`); its run configuration includes a
@@ -561,6 +565,14 @@ class MatrixOracle(ScoreOracle):
         self.store = store
         self._attach_store(store, {"scores_sha256": _digest(self.scores)}, model_ids, example_ids)
         self.model_ids, self.example_ids = self._model_ids, self._example_ids
+        sets = different_example_sets(self._avail, [
+            f"model {i}" if self.model_ids is None else f"model {m!r}"
+            for i, m in enumerate(self.model_ids or range(self.n_models))])
+        if sets is not None:
+            text, common = sets
+            fix = (f" To compare the models on the {common} example{'s' * (common > 1)} they all "
+                   "have, drop the columns with a NaN before building the MatrixOracle.")
+            warn(text + "." + (fix if common else ""))
 
     @classmethod
     def from_long(cls, table, *, missing="error", store=None):
@@ -781,6 +793,31 @@ class CallableOracle(ScoreOracle):
 
     def _fetch(self, model_index, example_indices):
         return self.score(model_index, example_indices)
+
+
+def different_example_sets(available, labels):
+    """Say how the models' example sets differ, or None when every model has the same examples.
+
+    ``available`` is a models x examples mask of the available cells (None: all available) and
+    ``labels`` names the models in the message. Returns the sentence (how many examples each
+    model has and how many all of them have; callers add their fix) and the number of common
+    examples.
+    """
+    if available is None or (available == available[0]).all():
+        return None
+    counts = available.sum(axis=1)
+    common = int(available.all(axis=0).sum())
+    if len(counts) <= 5:
+        per = ", ".join(f"{name} has {c}" for name, c in zip(labels, counts))
+    elif counts.min() == counts.max():
+        per = f"each model has {counts[0]}"
+    else:
+        lo, hi = int(np.argmin(counts)), int(np.argmax(counts))
+        per = f"from {counts[lo]} ({labels[lo]}) to {counts[hi]} ({labels[hi]}) per model"
+    shared = {0: "none is", 1: "1 is"}.get(common, f"{common} are")
+    return (f"The models were scored on different examples ({per}; {shared} common to all): "
+            "each model's mean is over its own examples, so the means, and the best model, "
+            "compare different sets of examples", common)
 
 
 def _check_optional(value, name, ok, what, allow_none=True):

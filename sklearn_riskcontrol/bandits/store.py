@@ -13,6 +13,7 @@ server. The default back-end, :class:`SQLiteStore`, is one SQLite file (standard
 write-ahead log).
 """
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -24,6 +25,7 @@ from collections import namedtuple
 __all__ = ["EvaluationRecord", "EvaluationStore", "SQLiteStore", "as_store"]
 
 FORMAT_VERSION = 1
+_SQLITE_HEADER = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite file
 
 #: One stored evaluation: the cell ``(model, example)`` (ids as strings), its ``score`` in
 #: [0, 1], its ``cost`` (``None`` when unknown) and ``time`` (seconds since the epoch).
@@ -52,20 +54,53 @@ def canonical_config(config):
         ) from None
 
 
-def config_mismatch_error(where, stored, given):
-    """The ``ValueError`` raised when a store holds another run's configuration."""
-    stored_d, given_d = json.loads(stored), json.loads(given)
-    if isinstance(stored_d, dict) and isinstance(given_d, dict):
-        keys = sorted(k for k in set(stored_d) | set(given_d) if stored_d.get(k) != given_d.get(k))
-        diff = f" (they differ in {', '.join(repr(k) for k in keys)})"
-    else:
-        diff = ""
-    return ValueError(
-        f"{where} holds the evaluations of another run: it was created with the run "
-        f"configuration {stored} but this run's configuration is {given}{diff}. The stored "
-        "scores may not be the scores of this run, so they are not reused. Use a new store "
-        "file for a different run, or the same configuration to continue the stored one."
-    )
+def _shown(config, key):
+    """``key=value`` of one configuration entry (``no key`` when absent), long values cut."""
+    if key not in config:
+        return f"no {key}"
+    value = config[key]
+    text = repr(value)
+    if len(text) > 60:
+        text = f"<{len(value)} entries>" if isinstance(value, (list, dict)) else text[:57] + "..."
+    return f"{key}={text}"
+
+
+class ConfigMismatchError(ValueError):
+    """A store holds another run: it was opened with another run configuration.
+
+    The message names the differing keys first, with their stored and new values, and then
+    (on a second line) both full configurations. The attributes let a caller say the same in
+    its own words (the command line names its options instead of the configuration keys).
+
+    Attributes
+    ----------
+    where : str
+        The store (e.g. ``"SQLite store 'run.db'"``).
+    stored, given : object
+        The stored configuration and this run's (JSON values, usually dicts).
+    keys : list of str
+        The keys whose values differ (empty when a configuration is not a dict).
+    """
+
+    def __init__(self, where, stored, given):
+        self.where, self.stored, self.given = where, json.loads(stored), json.loads(given)
+        both_dicts = isinstance(self.stored, dict) and isinstance(self.given, dict)
+        self.keys = sorted(
+            k for k in set(self.stored) | set(self.given)
+            if k not in self.stored or k not in self.given or self.stored[k] != self.given[k]
+        ) if both_dicts else []
+        if self.keys:
+            was = ", ".join(_shown(self.stored, k) for k in self.keys)
+            now = ", ".join(_shown(self.given, k) for k in self.keys)
+        else:
+            was, now = f"the configuration {stored}", given
+        super().__init__(
+            f"{where} holds the evaluations of another run: it was created with {was}; this "
+            f"run has {now}. The stored scores may not be the scores of this run, so they are "
+            "not reused. Use a new store file for a different run, or the same configuration "
+            f"to continue the stored one.\nFull configurations: stored {stored}; this run "
+            f"{given}."
+        )
 
 
 class EvaluationStore(ABC):
@@ -119,7 +154,8 @@ class EvaluationStore(ABC):
     def open(self, config):
         """Start the run ``config`` or check that the stored run has this configuration.
 
-        Raises ``ValueError`` naming both configurations when they differ. Returns ``self``.
+        Raises a ``ValueError`` when they differ (best a :class:`ConfigMismatchError`, which
+        names the differing keys). Returns ``self``.
         """
 
     @abstractmethod
@@ -164,7 +200,10 @@ class SQLiteStore(EvaluationStore):
     Parameters
     ----------
     path : str or path-like
-        The database file; created when it does not exist.
+        The database file; created when it does not exist. An existing file that is not an
+        evaluation store (not SQLite, or another program's SQLite database) raises a
+        ``ValueError`` naming it and is left unchanged; SQLite's own errors (a directory, a
+        corrupt file, a full disk) are raised as a ``ValueError`` naming the file too.
     durable : bool, default=True
         ``True``: ``PRAGMA synchronous=FULL`` (every commit reaches the disk). ``False``:
         ``synchronous=NORMAL``, faster; a commit survives a crash of the process but may be
@@ -183,10 +222,10 @@ class SQLiteStore(EvaluationStore):
     >>> with SQLiteStore(path).open({"prompt": "v1"}) as store:   # a new process would do this
     ...     store.get_many([("m0", "e3"), ("m0", "e4")])
     {('m0', 'e3'): EvaluationRecord(model='m0', example='e3', score=1.0, cost=0.01, time=0.0)}
-    >>> SQLiteStore(path).open({"prompt": "v2"})      # doctest: +ELLIPSIS
+    >>> SQLiteStore(path).open({"prompt": "v2"})      # a ValueError, what differs first
     Traceback (most recent call last):
     ...
-    ValueError: SQLite store ... holds the evaluations of another run: ...
+    sklearn_riskcontrol.bandits.store.ConfigMismatchError: SQLite store ... holds the evaluations of another run: it was created with prompt='v1'; this run has prompt='v2'. ...
     """
 
     def __init__(self, path, *, durable=True, timeout=30.0):
@@ -213,24 +252,58 @@ class SQLiteStore(EvaluationStore):
         self.__dict__.update(state)
         self._lock = threading.RLock()
 
+    @contextlib.contextmanager
+    def _locked(self):
+        """Hold the lock; report SQLite's errors as a ValueError naming the file."""
+        try:
+            with self._lock:
+                yield
+        except sqlite3.Error as exc:
+            raise ValueError(
+                f"SQLite store {self.path!r}: {exc} ({type(exc).__name__})."
+            ) from exc
+
+    def _refuse_other_files(self, conn):
+        """Refuse, before anything is written, a file that is not an evaluation store."""
+        with open(self.path, "rb") as f:  # sqlite3.connect has created it if it was absent
+            head = f.read(len(_SQLITE_HEADER))
+        if head and head != _SQLITE_HEADER:  # SQLite takes an empty file for a new database
+            problem = "is not a SQLite database"
+        else:
+            tables = {row[0] for row in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if tables <= {"meta", "scores"}:  # new, or this class's (perhaps half created)
+                return
+            problem = "is a SQLite database but not an evaluation store"
+        raise ValueError(
+            f"SQLite store {self.path!r} {problem}; it was left unchanged. Pass the path of an "
+            "evaluation store, or of a file that does not exist yet to start one."
+        )
+
     def _connect(self):
         if self._conn is None:
             conn = sqlite3.connect(self.path, timeout=self.timeout, check_same_thread=False,
                                    isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute(f"PRAGMA synchronous={'FULL' if self.durable else 'NORMAL'}")
-            conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS scores (model TEXT NOT NULL, example TEXT NOT NULL, "
-                "score REAL NOT NULL, cost REAL, time REAL NOT NULL, "
-                "PRIMARY KEY (model, example))"
-            )
+            try:
+                self._refuse_other_files(conn)
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute(f"PRAGMA synchronous={'FULL' if self.durable else 'NORMAL'}")
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS scores (model TEXT NOT NULL, example TEXT NOT "
+                    "NULL, score REAL NOT NULL, cost REAL, time REAL NOT NULL, "
+                    "PRIMARY KEY (model, example))"
+                )
+            except BaseException:
+                conn.close()
+                raise
             self._conn = conn
         return self._conn
 
     def open(self, config):
         given = canonical_config(config)
-        with self._lock:
+        with self._locked():
             conn = self._connect()
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -246,7 +319,7 @@ class SQLiteStore(EvaluationStore):
                 conn.execute("ROLLBACK")
                 raise
         if row is not None and row[0] != given:
-            raise config_mismatch_error(f"SQLite store {self.path!r}", row[0], given)
+            raise ConfigMismatchError(f"SQLite store {self.path!r}", row[0], given)
         self.config_ = json.loads(given)
         return self
 
@@ -255,7 +328,7 @@ class SQLiteStore(EvaluationStore):
         for model, example in cells:
             by_model.setdefault(str(model), []).append(str(example))
         out = {}
-        with self._lock:
+        with self._locked():
             conn = self._connect()
             for model, examples in by_model.items():
                 for s in range(0, len(examples), 900):  # SQLite's bound-parameter limit
@@ -273,7 +346,7 @@ class SQLiteStore(EvaluationStore):
                  None if r.cost is None else float(r.cost), float(r.time)) for r in records]
         if not rows:
             return
-        with self._lock:
+        with self._locked():
             conn = self._connect()
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -287,14 +360,14 @@ class SQLiteStore(EvaluationStore):
                 raise
 
     def records(self):
-        with self._lock:
+        with self._locked():
             rows = self._connect().execute(
                 "SELECT model, example, score, cost, time FROM scores ORDER BY rowid"
             ).fetchall()
         return [EvaluationRecord(*row) for row in rows]
 
     def summary(self):
-        with self._lock:
+        with self._locked():
             n, cost = self._connect().execute(
                 "SELECT COUNT(*), TOTAL(cost) FROM scores"
             ).fetchone()

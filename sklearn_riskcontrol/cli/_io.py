@@ -108,6 +108,12 @@ def _is_long_header(path, model, example, value):
     return {model, example, value} <= set(header)
 
 
+def _long_options(**others):
+    """The long-table reader's messages in command-line words: the options of its arguments
+    (the id columns' and ``others``; ``duplicates`` is offered only where it has an option)."""
+    return {"model": "--model-column", "example": "--example-column", **others}
+
+
 def is_long(args, path, value_column):
     """Whether ``path`` is read as a long table (``--long``/``--no-long``, or detected)."""
     if args.long is not None:
@@ -152,8 +158,11 @@ def long_losses(args, path, column, names=None, examples=None, judge=None):
     src = _open_source(path, None)
     if judge is not None and judge not in src.columns:
         judge = None
+    option, noun = (("--loss-column", "loss") if column == args.loss_column
+                    else ("--judge-column", "judge loss"))
     t = _long(src, args.model_column, args.example_column, column, judge, None, "error",
-              low=0, high=1)
+              low=0, high=1, options=_long_options(score=option, judge_score="--judge-column"),
+              nouns={"score": noun, "judge_score": "judge loss"})
     models = [str(m) for m in t.model_ids]
     ids = [str(e) for e in t.example_ids]
     rows = np.arange(len(models)) if names is None else positions(models, names, path,
@@ -218,7 +227,8 @@ def long_scores(args, path):
         raise ValueError("a long table needs a header line naming its columns; drop "
                          "--no-header, or pass --no-long for a wide table.")
     t = _long(_open_source(path, None), args.model_column, args.example_column,
-              args.score_column, None, None, "error", low=SCORE_LOW, high=SCORE_HIGH)
+              args.score_column, None, None, args.duplicates, low=SCORE_LOW, high=SCORE_HIGH,
+              options=_long_options(score="--score-column", duplicates="--duplicates"))
     return t.scores, [str(m) for m in t.model_ids], [str(e) for e in t.example_ids]
 
 
