@@ -42,8 +42,9 @@ What a session reports after each batch (:class:`LabelingStatus`)
     ``certified`` (the e-process reached ``1 / delta`` at some round so far; the first such
     round is ``stopping_index``), ``impossible`` (even the most favourable remaining labels
     cannot reach ``1 / delta`` within the budget: a proof, see
-    :attr:`LabelingStatus.log_evalue_bound`) and ``labels_needed``, a plug-in *estimate* (not a
-    guarantee) of how many more labels certification will likely take.
+    :attr:`LabelingStatus.log_evalue_bound`) and ``labels_needed``, a rough *range* (a
+    forecast, not a guarantee) of how many more labels certification will take, given only
+    once the labels so far bound it within the budget.
 """
 
 import hashlib
@@ -52,6 +53,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import special
 
 from .._validation import as_float_array, check_level, check_number, check_risks, warn
 from ..bandits.store import EvaluationRecord, as_store
@@ -70,7 +72,21 @@ from ..evalues.testing import bonferroni, fixed_sequence
 __all__ = ["LabelingSession", "LabelingStatus", "SelectionSession", "SelectionStatus"]
 
 _FORMAT = 1
-_MAX_ESTIMATE = 10**9  # plug-in estimates beyond this are reported as None ("not on track")
+# Forecast of the labels still needed (LabelingStatus.labels_needed): a central 80% range
+# (predictive quantiles), from _N_PATHS simulated paths on _N_TIMES future label counts, up to
+# _HORIZON labels without a budget. Path k takes level _LEVELS[k] of the posterior of the risk
+# and fixed standard normals (seeded, so that the same labels always give the same status;
+# antithetic: path _N_PATHS - 1 - k takes level 1 - _LEVELS[k] and the opposite normals).
+_RANGE = (0.1, 0.9)
+_N_PATHS = 64
+_N_TIMES = 32
+_HORIZON = 10**6
+_LEVELS = (np.arange(_N_PATHS) + 0.5) / _N_PATHS
+_GRID = np.linspace(0.0, 1.0, _N_TIMES)  # t = horizon**_GRID: geometric from 1 to the horizon
+_Z_WALK = np.random.default_rng(0).standard_normal((2, _N_PATHS // 2, 1, _N_TIMES))
+_Z_WALK = np.concatenate([_Z_WALK, -_Z_WALK[:, ::-1]], axis=1)
+_Z_MEAN = np.random.default_rng(1).standard_normal(_N_PATHS // 2)
+_Z_MEAN = np.concatenate([_Z_MEAN, -_Z_MEAN[::-1]])
 # Slack (in log-wealth) added to the universal portfolio's most-favourable-continuation bound for
 # the quadrature error of its bets (log-wealths agree with exact integration to ~1e-9).
 _UP_MARGIN = 1e-3
@@ -113,14 +129,25 @@ class LabelingStatus:
         positive mixture of constant-bet wealths, is nonincreasing in every observation) plus
         ``1e-3`` for the quadrature error; the smaller bound is reported. ``inf`` without a
         budget.
-    labels_needed : int or None
-        Estimate of how many *more* labels certification likely needs (0 once certified):
-        for each ``rho`` with plug-in mean ``mu < alpha``, the smallest ``t`` with
-        ``log w_s0 + log E_s + t G - log((n + t) / n) / 2 >= log(1 / delta)``, where
-        ``G = (alpha - mu)**2 / (2 (var + (alpha - mu)**2))`` is the second-order growth rate
-        of the best constant bet and the last term the universal portfolio's regret; the
-        smallest over ``rho``. ``None`` with fewer than 2 labels or when no ``rho`` has
-        ``mu < alpha``. An estimate from the current mean and variance, not a guarantee.
+    labels_needed : tuple (low, high) of int, or None
+        A rough range for how many *more* labels certification will take (``(0, 0)`` once
+        certified): the 10% and 90% quantiles of its posterior predictive law, a central 80%
+        range (in simulation it contains the realized number at least that often). A
+        forecast from the labels so far, not a guarantee. ``None`` while no informative
+        range exists: before the first label, once ``impossible``, and whenever ``high`` would
+        exceed the labels left in the budget (``10**6`` without a budget), e.g. with few
+        labels or a risk near ``alpha``.
+
+        The posterior of the law of the (true, judge) losses is a Dirichlet process with one
+        pseudo-label "model wrong, judge right" and one "model right, judge wrong" (for 0/1
+        losses the risk's posterior is ``Beta(errors + 1, n - errors + 1)``). 64 paths (fixed
+        seed: the same labels always give the same range) draw the risk from it and continue
+        the sums of ``x = alpha - q(rho)`` as Gaussian walks; the log-wealth of each ``rho``
+        is that of the two-point law with the sums' mean and mean square and its lower atom
+        at the worst ``x`` (for the universal portfolio: of the best bet in hindsight, less
+        the regret ``log((n + t) / n) / 2``), the mixture over ``rho`` is explicit, and the
+        first passage over ``log(1 / delta)`` is found on a grid of future label counts with
+        a Brownian-bridge correction between grid points.
     max_labels : int or None
         Label budget.
     alpha, delta : float
@@ -181,12 +208,16 @@ class LabelingStatus:
                 f"{math.exp(min(self.log_evalue_bound, 700)):.3g} < 1/delta = "
                 f"{1 / self.delta:g}); stop labeling."
             )
-        if self.labels_needed is None:
-            est = "no estimate of the labels needed (too few labels, or mean loss >= alpha)"
+        if self.labels_needed is not None:
+            est = (f"likely between {self.labels_needed[0]} and {self.labels_needed[1]} more "
+                   "labels (a rough range from the labels so far, not a guarantee)")
+        elif self.n_labels == 0:
+            est = "no range of the labels still needed before the first label"
         else:
-            est = f"about {self.labels_needed} more labels likely needed (an estimate)"
-            if self.remaining_budget is not None and self.labels_needed > self.remaining_budget:
-                est += f", more than the {self.remaining_budget} left in the budget"
+            left = (f"even {_HORIZON:,} more labels" if self.max_labels is None
+                    else f"the {self.remaining_budget} labels left in the budget")
+            est = (f"too early for a range of the labels still needed (by a rough forecast "
+                   f"from the labels so far, {left} may not suffice)")
         return head + f"not certified yet (p-value {self.pvalue:.3g}); {est}."
 
 
@@ -210,9 +241,12 @@ class SelectionStatus:
     final : bool
         The selection can no longer change: no candidate that could still be certified would
         be preferred to ``selected``.
-    labels_needed : int or None
-        Estimate of more labels needed by the candidate that decides the next change of the
-        selection (see :attr:`LabelingStatus.labels_needed`).
+    labels_needed : tuple (low, high) of int, or None
+        Rough range of the labels needed until the selection next changes (see
+        :attr:`LabelingStatus.labels_needed`): fixed sequence, that of the first candidate not
+        yet certified or impossible; Bonferroni, the smallest ``low`` and the smallest
+        ``high`` over the candidates that would be preferred to the selection and have a
+        range. ``None`` if there is no such range or the selection is final.
     candidates : tuple of LabelingStatus
         Per-candidate status at the candidate's test level.
     procedure : str
@@ -249,6 +283,32 @@ def _max_fraction(strategy):
     if isinstance(strategy, FixedBet):
         return strategy.fraction
     return 1.0
+
+
+def _two_point_growth(s1, s2, n, low, cap, lam=None):
+    """``n E log(1 + lam x)`` for the two-point law of ``x`` with mean ``s1 / n``, mean square
+    ``s2 / n`` and lower atom ``low``, and ``lam`` (the best bet in ``[0, cap)`` if None)."""
+    mu = s1 / n
+    gap = np.maximum(mu - low, 1e-12)
+    var = np.maximum(s2 / n - mu**2, 0.0)
+    high = low + gap + var / gap
+    p_high = gap**2 / (gap**2 + var)
+    if lam is None:
+        kelly = np.maximum(mu, 0.0) / np.maximum(-high * low, 1e-300)
+        lam = np.minimum(kelly, cap * (1.0 - 1e-9))
+    return n * (p_high * np.log1p(lam * high) + (1.0 - p_high) * np.log1p(lam * low)), lam
+
+
+def _quantile(t, cdf, level):
+    """Smallest ``t`` with ``cdf(t) >= level`` (nondecreasing ``cdf`` on the increasing grid
+    ``t``, log-linear in between), rounded up; ``inf`` if ``cdf`` stays below ``level``."""
+    k = int(np.searchsorted(cdf, level))
+    if k == t.size:
+        return math.inf
+    if k == 0:
+        return int(math.ceil(t[0]))
+    f = (level - cdf[k - 1]) / (cdf[k] - cdf[k - 1])
+    return int(math.ceil(t[k - 1] * (t[k] / t[k - 1]) ** f))
 
 
 class _Track:
@@ -319,20 +379,91 @@ class _Track:
         return bound
 
     def _labels_needed(self, q, log_wealth):
-        n = q.shape[1]
-        if n < 2:
+        """``(low, high)``: the ``_RANGE`` quantiles of the labels still needed under the
+        posterior predictive law of the e-process, or None if ``high`` is beyond the horizon
+        (see :attr:`LabelingStatus.labels_needed`)."""
+        horizon = _HORIZON if self.max_labels is None else self.max_labels - self.n
+        if horizon < 1 or _max_fraction(self.strategy) == 0:
             return None
-        gap = self.alpha - q.mean(axis=1)
-        ok = gap > 0
-        if not ok.any():
-            return None
-        growth = gap[ok] ** 2 / (2.0 * (q[ok].var(axis=1, ddof=1) + gap[ok] ** 2))
-        need = np.log(1.0 / self.delta) - (self.log_prior[ok] + log_wealth[ok])
-        t = np.maximum(need, 0.0) / growth
-        for _ in range(50):  # fixed point of t = (need + log((n + t) / n) / 2) / G
-            t = np.maximum(need + 0.5 * np.log1p(t / n), 0.0) / growth
-        best = float(t.min())
-        return None if best > _MAX_ESTIMATE else int(math.ceil(best))
+        n, rho, alpha = q.shape[1], self.rho[:, None], self.alpha
+        # q_i = h_i + rho (ubar_i - g_i): the block means ubar_i of the rounds to come are
+        # known (their mean ubar is used), only (h_i, g_i) is random.
+        if self.u is None:
+            g, ubar, spread = np.zeros(n), 0.0, 0.0
+        else:
+            blocks = self.u[n * self.r : self.max_labels * self.r].reshape(-1, self.r)
+            g, ubar, spread = self.g, float(blocks.mean()), rho**2 * blocks.mean(axis=1).var()
+        # Posterior of the law of (h, g): Dirichlet process whose prior is one pseudo-label
+        # "model wrong, judge right" (1, 0) and one "model right, judge wrong" (0, 1), the
+        # uniform prior for 0/1 losses (posterior Beta(errors + 1, n - errors + 1)). Without
+        # it 20 error-free labels would promise a zero risk.
+        mh, mg = (self.h.sum() + 1.0) / (n + 2.0), (g.sum() + 1.0) / (n + 2.0)
+        chh = (self.h @ self.h + 1.0) / (n + 2.0) - mh**2
+        cgg = (g @ g + 1.0) / (n + 2.0) - mg**2
+        chg = self.h @ g / (n + 2.0) - mh * mg
+        # Path k draws E h at level _LEVELS[k] of its posterior (the Dirichlet mean's law,
+        # of variance chh / (n + 3), moment-matched by a Beta: exact for 0/1 losses) and E g
+        # from its regression on E h; the (co)variances of h and g scale as a two-point
+        # law's at those means.
+        prec = n + 3.0
+        kappa = mh * (1.0 - mh) * prec / chh - 1.0
+        eh = special.betaincinv(mh * kappa, (1.0 - mh) * kappa, _LEVELS)
+        slope = chg / chh
+        eg = np.clip(mg + slope * (eh - mh) + _Z_MEAN * math.sqrt(
+            max(cgg - slope * chg, 0.0) / prec), 1e-9, 1.0 - 1e-9)
+        fh = np.sqrt(eh * (1.0 - eh) / (mh * (1.0 - mh)))[:, None, None]
+        fg = np.sqrt(eg * (1.0 - eg) / (mg * (1.0 - mg)))[:, None, None]
+        m = alpha - eh[:, None, None] + rho * (eg[:, None, None] - ubar)
+        v = fh**2 * chh - 2.0 * rho * fh * fg * chg + rho**2 * fg**2 * cgg
+        # Sums over all labels of x = alpha - q: S1 is a Gaussian walk with drift m whose
+        # noise, that of -h + rho g, comes from two Brownian motions shared by every rho
+        # (Cholesky factor of their covariance), on the grid t of labels to come; S2 = sum
+        # x**2 grows by its mean.
+        t = float(horizon) ** _GRID
+        dt = t.copy()
+        dt[1:] -= t[:-1]
+        l00 = math.sqrt(chh)
+        l10 = chg / l00
+        l11 = math.sqrt(max(cgg - l10**2, 0.0))
+        z = np.cumsum(_Z_WALK * np.sqrt(dt), axis=-1)
+        x = alpha - q
+        s1, s2 = x.sum(axis=1)[:, None], (x * x).sum(axis=1)[:, None]
+        S1 = s1 + m * t + (rho * fg * l10 - fh * l00) * z[0] + rho * fg * l11 * z[1]
+        S2 = s2 + (v + spread + m**2) * t
+        # Log-wealth: sum of log(1 + lam x) as if x followed the two-point law with the mean
+        # and mean square of the n + t labels and its lower atom at the worst x seen or
+        # (1, 0) (exact for 0/1 losses at rho = 0, pessimistic otherwise). The universal
+        # portfolio gains as the best bet in hindsight, less the regret log((n + t) / n) / 2
+        # of its mixture; the mixture over rho is explicit.
+        worst = np.minimum(x.min(axis=1), alpha - 1.0 - self.rho * ubar)[:, None]
+        unit = 1.0 / (1.0 + rho - alpha)
+        bet = None
+        if not isinstance(self.strategy, UniversalPortfolio):
+            bet = _max_fraction(self.strategy) * unit
+            if isinstance(self.strategy, WSR):
+                bet = np.minimum(bet, np.sqrt(2.0 * np.log(1.0 / self.delta)
+                                              / (self.max_labels * (v + spread))))
+        total, lam = _two_point_growth(S1, S2, n + t, worst, unit, bet)
+        gain = total - _two_point_growth(s1, s2, n, worst, unit, bet)[0]
+        if bet is None:
+            gain -= 0.5 * np.log1p(t / n)
+        log_now = self.log_prior + log_wealth
+        terms = log_now[:, None] + gain
+        top = terms.max(axis=1, keepdims=True)
+        weights = np.exp(terms - top)
+        mass = weights.sum(axis=1)
+        threshold = np.log(1.0 / self.delta)
+        gap = threshold - top[:, 0] - np.log(mass)
+        # Between grid points log E is a Brownian bridge (variance per label lam**2 v,
+        # averaged over the mixture's weights), which reaches log(1 / delta) with probability
+        # exp(-2 gap_0 gap_1 / variance); a gap <= 0 at a grid point is a crossing.
+        var = (weights * lam**2 * v).sum(axis=1) / mass * dt
+        before = np.concatenate([np.full((_N_PATHS, 1), threshold - _logsumexp(log_now)),
+                                 gap[:, :-1]], axis=1)
+        cross = np.exp(-2.0 * np.maximum(before * gap, 0.0) / np.maximum(var, 1e-300))
+        cdf = 1.0 - np.cumprod(1.0 - cross, axis=1).mean(axis=0)
+        low, high = (_quantile(t, cdf, level) for level in _RANGE)
+        return None if math.isinf(high) else (low, high)
 
     def status(self):
         if self._status is not None:
@@ -340,20 +471,21 @@ class _Track:
         out = self.out()
         if out is None:
             log_wealth = np.zeros(self.rho.size)
-            log_e, pvalue, stop, needed = 0.0, 1.0, None, None
+            log_e, pvalue, stop = 0.0, 1.0, None
         else:
             log_wealth = out["log_wealth"][:, -1]
             log_e, pvalue, stop = float(out["log_eprocess"].max()), out["pvalue"], \
                 out["stopping_index"]
         certified = out is not None and out["certified"]
         bound = self._log_bound(log_wealth, log_e)
+        impossible = not certified and bound < np.log(1.0 / self.delta)
+        needed = None
         if certified:
-            needed = 0
-        elif out is not None:
+            needed = (0, 0)
+        elif out is not None and not impossible:
             needed = self._labels_needed(out["q"], log_wealth)
         self._status = LabelingStatus(
-            n_labels=self.n, certified=bool(certified),
-            impossible=bool(not certified and bound < np.log(1.0 / self.delta)),
+            n_labels=self.n, certified=bool(certified), impossible=bool(impossible),
             stopping_index=stop, pvalue=float(pvalue), log_evalue=log_e,
             log_evalue_bound=bound, labels_needed=needed, max_labels=self.max_labels,
             alpha=self.alpha, delta=self.delta, method=self.method,
@@ -574,11 +706,12 @@ class LabelingSession(_Session):
 
     Give it the judge's losses on an unlabeled pool, then the human labels in batches of any
     size; after each batch it says whether the model is certified, whether certification has
-    become impossible within the label budget, and about how many more labels are likely
-    needed. Stopping at the first certification keeps the type-I error at most ``delta``
-    (anytime validity; see :mod:`sklearn_riskcontrol.labeling` for the construction and the
-    proof). With ``store=`` every label is committed to a file before it is used, keyed by
-    example id, and a new process that opens the same store continues the same session.
+    become impossible within the label budget, and, once the labels so far allow it, a rough
+    range of the labels still needed. Stopping at the first certification keeps the type-I
+    error at most ``delta`` (anytime validity; see :mod:`sklearn_riskcontrol.labeling` for the
+    construction and the proof). With ``store=`` every label is committed to a file before it
+    is used, keyed by example id, and a new process that opens the same store continues the
+    same session.
 
     Parameters
     ----------
@@ -897,8 +1030,8 @@ class SelectionSession(_Session):
             if decides is not None:
                 needed = st[decides].labels_needed
             else:
-                est = [st[k].labels_needed for k in better if st[k].labels_needed is not None]
-                needed = min(est, default=None)
+                ranges = [st[k].labels_needed for k in better if st[k].labels_needed is not None]
+                needed = tuple(map(min, zip(*ranges))) if ranges else None
         return SelectionStatus(
             n_labels=self.n_labels, certified=certified, impossible=impossible,
             selected=None if selected is None else selected[1], final=final,
