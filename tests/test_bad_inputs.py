@@ -1010,6 +1010,10 @@ RUN_LAYER = [
             "reordered, or partially overlapping", "recorded ids skipped: the e-process is "
             "unchanged", "test_labeling_session.py::"
             "test_resend_after_crash_in_another_process_never_changes_the_eprocess"),
+    RunCase("LabelingSession status", "20 error-free labels", "no point estimate of the labels "
+            "needed: a rough 80% range, or none until the labels bound it",
+            "test_labeling_session.py::"
+            "test_labels_needed_no_point_estimate_from_twenty_error_free_labels"),
     RunCase("autoeval certify", "a model column holding several models", "one test and one "
             "output row per model (or --model NAME); never pooled",
             "test_cli_messages.py::test_certify_never_pools_models"),
