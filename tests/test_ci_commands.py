@@ -50,3 +50,14 @@ def test_readme_quickstart_runs(capsys):
     code = re.search(r"## Quickstart\n\n```python\n(.+?)```", text, re.S).group(1)
     exec(compile(code, "README quickstart", "exec"), {})
     assert "deployed on" in capsys.readouterr().out
+
+
+def test_ci_lists_the_slowest_tests():
+    # Issue 23: CI's report names the slowest tests, so a default run creeping past its stated
+    # time (README) shows where. The README command stays verbatim: the option comes from
+    # PYTEST_ADDOPTS, set before it.
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    setting = [i for i, line in enumerate(ci)
+               if re.match(r'export PYTEST_ADDOPTS="[^"]*--durations=\d+', line)]
+    test_command = next(i for i, line in enumerate(ci) if line.endswith("python -m pytest"))
+    assert setting and setting[0] < test_command

@@ -50,7 +50,8 @@ def test_wheel_ships_bundled_data_with_attribution_and_no_unlicensed_data(dist):
 
 def test_wheel_installs_into_fresh_venv_and_runs_the_demo(dist, tmp_path):
     env = tmp_path / "env"
-    venv.create(env, with_pip=True)
+    # No pip of its own (ensurepip took ~5 s): the running pip (>= 22.3) installs into it.
+    venv.create(env, with_pip=False)
     python = env / "bin" / "python"
     clean_env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     # The (large) dependencies come from the running interpreter's site-packages, which is the
@@ -62,8 +63,8 @@ def test_wheel_installs_into_fresh_venv_and_runs_the_demo(dist, tmp_path):
     (Path(child_site) / "_parent_site.pth").write_text("\n".join(_current_site_dirs()) + "\n")
 
     wheel = next(dist.glob("*.whl"))
-    _run([python, "-m", "pip", "install", "--no-index", "--no-deps", "-q", str(wheel)],
-         env=clean_env)
+    _run([sys.executable, "-m", "pip", "--python", python, "install", "--no-index", "--no-deps",
+          "-q", str(wheel)], env=clean_env)
     # Run from a directory without the source tree: the package must be the wheel's copy.
     where = _run([python, "-c", "import sklearn_riskcontrol; print(sklearn_riskcontrol.__file__)"],
                  cwd=tmp_path, env=clean_env).stdout

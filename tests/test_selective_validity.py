@@ -87,7 +87,11 @@ def _study(setting_id, reps, alphas, shift):
 
 @pytest.mark.parametrize("setting_id, shift", [(1, False), (3, False), (5, True)])
 def test_estimators_control_mdr_and_sdr(setting_id, shift):
-    results = _study(setting_id, reps=40, alphas=(0.1, 0.3), shift=shift)
+    # Reduced study (25 repetitions; 300 and four alphas in -m slow). Measured on these seeds
+    # (issue 23), it still fails every estimator run at twice its alpha: in each setting each of
+    # MDR, SDR-hete and SDR-homo at 2 alpha has a cell at >= 6.7 standard errors above alpha
+    # (4 fail), while the valid estimators stay below 2 standard errors.
+    results = _study(setting_id, reps=25, alphas=(0.1, 0.3), shift=shift)
     slack_const = 0.02 if shift else 0.0
     for (name, alpha), values in results.items():
         risk = np.array([v for v, _ in values])
