@@ -341,6 +341,13 @@ BEST_MODEL_WORDS = [
      "Pass the right column name (--score-column)"),
     ("model,q1,q2\na,1,0\nb,,\n", [],  # a model without any score
      "model 'b' has no score on any example; drop the models without scores, or score them"),
+    ("model,q1,q2,q3\na,0,1,1\nb,1,1,0\n", ["--budget", "100"],  # the strategies' own messages
+     "--budget=100 exceeds the 6 available cells"),
+    ("model,q1,q2,q3\na,0,1,1\nb,1,1,0\n", ["--budget", "1"],
+     "its warm-up batches x --batch-size = 64 examples of each of the 2 models (6 evaluations); "
+     "raise the budget or lower --batch-size."),
+    ("model,q1,q2,q3\na,0,1,1\nb,1,1,0\n", ["--batch-size", "0"],
+     "--batch-size must be an int in the range [1, inf). Got 0 instead."),
 ]
 
 

@@ -307,6 +307,26 @@ def _common_examples(args, S, columns, side):
     return S[:, keep], [c for c, k in zip(columns, keep) if k], side
 
 
+# The strategies' own messages name their Python parameters; say them as the command's options.
+_CLI_WORDS = [
+    (r"The '(\w+)' parameter of \w+ must", lambda m: f"{_flag(m.group(1))} must"),
+    (r"n_warmup \* batch_size", lambda m: "its warm-up batches x --batch-size"),
+    (r"lower batch_size / n_warmup", lambda m: "lower --batch-size"),
+    (r"`(budget|batch_size|refit_every|rank)`", lambda m: _flag(m.group(1))),
+]
+
+
+def _flag(name):
+    return "--" + name.replace("_", "-")
+
+
+def _in_cli_words(message):
+    """A strategy's error message with its parameter names replaced by the command's options."""
+    for pattern, repl in _CLI_WORDS:
+        message = re.sub(pattern, repl, message)
+    return message
+
+
 def run(args):
     """Run ``best-model`` on parsed arguments (bad input raises ``ValueError``/``OSError``)."""
     import pandas as pd
@@ -354,7 +374,10 @@ def run(args):
             except ConfigMismatchError as exc:
                 raise ValueError(_store_mismatch(args, exc)) from None
     available = np.sum(~np.isnan(S), axis=1)
-    est.fit(oracle, side_scores=side)
+    try:
+        est.fit(oracle, side_scores=side)
+    except ValueError as exc:
+        raise ValueError(_in_cli_words(str(exc))) from None
     ci = None
     if args.strategy in with_intervals:
         with warnings.catch_warnings():
