@@ -15,7 +15,7 @@ all models, and the ratio old / new. Then the stopping rule: the same strategies
 ``stop_when_certified=True`` and budget = the whole matrix: share of runs certified before the
 matrix is exhausted, share certifying a wrong model (guarantee <= delta), median evaluations used.
 
-    python benchmarks/bench_bandit_intervals.py --quick      # ~1 min on 2 cores
+    python benchmarks/bench_bandit_intervals.py --quick      # smoke test, ~15 s on 2 cores
     python benchmarks/bench_bandit_intervals.py              # documented medium size, ~10 min
     python benchmarks/bench_bandit_intervals.py --m 1000 --n 12000 --n-side 1100 --B 64 \
         --budget 80000 --reps 20 --stop-reps 0              # the spec's size (slow)
@@ -82,7 +82,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="small matrix, few repetitions")
     args = ap.parse_args()
     if args.quick:
-        args.m, args.n, args.n_side, args.reps, args.stop_reps = 40, 1000, 80, 12, 8
+        args.m, args.n, args.n_side, args.reps, args.stop_reps = 40, 1000, 80, 8, 4
         args.B, args.rank, args.stop_m = 16, 4, 10
     if args.budget >= 1:
         args.budget = int(args.budget)

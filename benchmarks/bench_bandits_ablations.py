@@ -63,6 +63,8 @@ times, are the result; 3-6 minutes each)::
     python benchmarks/bench_bandits_ablations.py --kind alpacaeval --matrices 8 --reps 5 --budget 0.6
     python benchmarks/bench_bandits_ablations.py --kind synthetic --m 150 --n 800 --matrices 20 \\
         --reps 5 --budget 0.2 --eps 0 --matrix-seed 700 --methods UCB-E-LRF,LRF-all-R
+
+Smoke test (every method, a few seconds): ``python benchmarks/bench_bandits_ablations.py --quick``.
 """
 
 import argparse
@@ -229,7 +231,11 @@ def main():
     ap.add_argument("--matrix-seed", type=int, default=500)
     ap.add_argument("--methods", default=",".join(ALL_METHODS))
     ap.add_argument("--n-jobs", type=int, default=1)
+    ap.add_argument("--quick", action="store_true",
+                    help="2 matrices x 2 seeds; synthetic 40 x 200 (smoke test)")
     args = ap.parse_args()
+    if args.quick:
+        args.m, args.n, args.matrices, args.reps = 40, 200, 2, 2
     methods = args.methods.split(",")
     eps_list = [float(e) for e in args.eps.split(",")]
     tau = args.tau if args.tau == "auto" else int(args.tau)

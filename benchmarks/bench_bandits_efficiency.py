@@ -12,13 +12,15 @@ is passed to the estimators (``cv``: chosen again at every refit).
 Prints, per method, the accuracy (P(best identified)) at a few budgets and the budget from which
 the accuracy stays >= 95%, both in total evaluations and in evaluations after the common warm-up
 (m * B), and the ratios to UCB-E with 90% cluster-bootstrap CIs (matrices resampled, then seeds
-within them; paired across methods). ``--out`` saves the per-run histories (npz); ``--load FILE
+within them; paired across methods); PULSE's target: <= 0.8 of UCB-E's evaluations after the
+warm-up (printed as met / NOT met). ``--out`` saves the per-run histories (npz); ``--load FILE
 --matrices K`` re-analyses one.
 
     python benchmarks/bench_bandits_efficiency.py --matrices 5 --reps 10          # 50 runs
     python benchmarks/bench_bandits_efficiency.py --matrices 10 --reps 10 --out eff.npz
     python benchmarks/bench_bandits_efficiency.py --m 150 --n 800 --n-side 165 --B 16 --tau 50
     python benchmarks/bench_bandits_efficiency.py --m 150 --n 800 --n-side 165 --B 16 --tau 50 --rank cv
+    python benchmarks/bench_bandits_efficiency.py --quick   # 100 x 600, 2 x 2 runs (smoke test)
 """
 
 import argparse
@@ -36,6 +38,8 @@ from sklearn_riskcontrol.bandits import (
 )
 from sklearn_riskcontrol.bandits.lowrank import fit_logistic_factors, select_rank_cv
 from sklearn_riskcontrol.bandits.simulate import accuracy_curve, budget_to_reach
+
+from _common import met  # benchmarks/ is on sys.path when run as a script
 
 
 def run_one(scores, fact, method, seed, budget, B, tau, rank):
@@ -82,7 +86,13 @@ def main():
     ap.add_argument("--load", default=None,
                     help="analyse saved --out file(s) (comma-separated, pooled) instead of running")
     ap.add_argument("--bootstrap", type=int, default=1000, help="resamples for the ratio's 90%% CI")
+    ap.add_argument("--quick", action="store_true",
+                    help="100 x 600 (110 side models), B = 16, tau = 50, 20,000 evaluations after "
+                         "the warm-up, 2 matrices x 2 seeds, 200 resamples (smoke test)")
     args = ap.parse_args()
+    if args.quick:
+        args.m, args.n, args.n_side, args.B, args.tau, args.after = 100, 600, 110, 16, 50, 20_000
+        args.matrices, args.reps, args.bootstrap = 2, 2, 200
     methods = args.methods.split(",")
     warm = args.m * args.B
     budget = warm + args.after
@@ -161,9 +171,11 @@ def main():
                 boot.append(((ba / bu), (ba - warm) / max(bu - warm, 1)))
             boot = np.sort(np.array(boot), axis=0)  # inf (never reached) sorts last
             lo, hi = boot[int(0.05 * len(boot))], boot[int(np.ceil(0.95 * len(boot))) - 1]
+            target = (f"; target <= 0.8 after warm-up: {met(r_after <= 0.8)}"
+                      if meth == "PULSE" else "")
             print(f"{meth} / UCB-E evaluations to reach 95%: total {r_tot:.3f} "
                   f"(90% cluster-bootstrap CI {lo[0]:.3f}-{hi[0]:.3f}), after warm-up {r_after:.3f} "
-                  f"({lo[1]:.3f}-{hi[1]:.3f})")
+                  f"({lo[1]:.3f}-{hi[1]:.3f}){target}")
     if args.out:
         np.savez_compressed(
             args.out,

@@ -17,6 +17,7 @@ the per-model estimates (the ALS convergence gap of the warm-started refits).
 
     python benchmarks/bench_bandits_lrf.py --matrices 2 --reps 5
     python benchmarks/bench_bandits_lrf.py --matrices 10 --reps 3 --refit-sweeps 2,10
+    python benchmarks/bench_bandits_lrf.py --quick    # 40 x 200, 2 x 2 runs, sweeps 2 and 10
 """
 
 import argparse
@@ -83,7 +84,11 @@ def main():
     ap.add_argument("--n-jobs", type=int, default=1)
     ap.add_argument("--refit-sweeps", default="2", help="comma list of UCB-E-LRF refit sweeps")
     ap.add_argument("--kinds", default="rank1,spec")
+    ap.add_argument("--quick", action="store_true",
+                    help="40 x 200 matrices, 2 matrices x 2 seeds, refit sweeps 2 and 10")
     args = ap.parse_args()
+    if args.quick:
+        args.m, args.n, args.matrices, args.reps, args.refit_sweeps = 40, 200, 2, 2, "2,10"
     sweeps = [int(x) for x in args.refit_sweeps.split(",")]
     lrf = ["UCB-E-LRF" if s_ == 2 else f"UCB-E-LRF/{s_}" for s_ in sweeps]
     methods = lrf + ["UCB-E", "uniform"]

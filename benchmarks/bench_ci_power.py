@@ -16,7 +16,8 @@ Cases (labeled n, unlabeled N, judge agreement):
 * ``rare``: zero-one loss with risk 0.03, n = 100, N = 1000, judge flips 10%.
 
 Run: ``python benchmarks/bench_ci_power.py`` (1000 repetitions per case, about 10 minutes on one
-core) or ``--quick`` (100 repetitions). ``--reps`` overrides.
+core) or ``--quick`` (100 repetitions). ``--reps`` overrides. Needs ppi_python (the ``compare``
+extra); without it the script says so and exits.
 """
 
 import argparse
@@ -27,6 +28,8 @@ import numpy as np
 
 from sklearn_riskcontrol import RiskControlWarning
 from sklearn_riskcontrol.evalues import rautoeval_confidence_interval
+
+from _common import require  # benchmarks/ is on sys.path when run as a script
 
 DELTA = 0.1
 
@@ -56,10 +59,10 @@ CASES = ("binary-good", "binary-useless", "beta-good", "beta-useless", "rare")
 
 
 def methods():
-    from ppi_py import ppi_mean_ci  # comparison only; never imported by the package
+    ppi_py = require("ppi_py", "compare")  # comparison only; never imported by the package
 
     def ppi(h, g, u):
-        low, high = ppi_mean_ci(h, g, u, alpha=DELTA)
+        low, high = ppi_py.ppi_mean_ci(h, g, u, alpha=DELTA)
         return float(np.ravel(low)[0]), float(np.ravel(high)[0])
 
     def ours(**kw):

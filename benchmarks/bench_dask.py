@@ -14,8 +14,10 @@ workers included, over the sequential run's: the parallel overhead, which unlike
 hardly depends on what else runs on the machine; on an idle machine the speed-up of balanced
 work is about 2 / CPU x) and the load average before and after (other processes on the machine
 lower the speed-up). Sizes are chosen so that the sequential run takes >= 1 s on the
-2-core development machine. The reference path is 8 equal CPU-bound pure-Python tasks through
-``joblib.Parallel``: the best speed-up the machine and the cluster allow at the current load.
+2-core development machine. Targets (default sizes, printed as met / NOT met): >= 1.4x on Dask
+for every path whose sequential run takes >= 1 s, and never below 0.9x. The reference path is 8
+equal CPU-bound pure-Python tasks through ``joblib.Parallel``: the best speed-up the machine and
+the cluster allow at the current load.
 
     python benchmarks/bench_dask.py             # default sizes (a few minutes)
     python benchmarks/bench_dask.py --quick     # small sizes: the sequential fallback
@@ -40,6 +42,8 @@ from threadpoolctl import threadpool_limits
 
 from sklearn_riskcontrol import RiskControlWarning
 from sklearn_riskcontrol.evalues import rautoeval_select
+
+from _common import met, require  # benchmarks/ is on sys.path when run as a script
 
 # The cases shared with the strong-scaling benchmark (same paths and sizes, one definition).
 from bench_scaling import (  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
@@ -81,8 +85,8 @@ def main():
                         help="candidate counts of the RiskControlledModelSelector rows (comma-"
                              "separated; 20,000 rows each)")
     args = parser.parse_args()
-    import dask
-    from dask.distributed import Client, LocalCluster
+    dask = require("dask", "dask")
+    distributed = require("dask.distributed", "dask")
 
     if args.top_pad:
         dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TOP_PAD_": 32 * 2**20})
@@ -94,12 +98,15 @@ def main():
         cases = [case_reference(3_000_000), case_validity(600), case_select(48, 5000, 20_000),
                  *(case_selector(int(k), 20_000) for k in args.selector.split(",")),
                  case_score(1_000_000), case_bandits(24, 200, 4000)]
+    reference = cases[0][1]
     cases = [(name, run) for name, run in cases if args.only in name]
     warnings.simplefilter("ignore", RiskControlWarning)
     threadpool_limits(1)  # one BLAS/OpenMP thread per process: only joblib's parallelism counts
     Parallel(n_jobs=2)(delayed(abs)(i) for i in range(4))  # start the loky workers once
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+    speedups = []  # (sequential seconds, Dask speed-up) of the library's paths
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
         client.run(_one_blas_thread)
         env = client.run(lambda: {k: v for k, v in os.environ.items() if k.startswith("MALLOC")})
         print(f"cores: {os.cpu_count()}; Dask workers: {len(client.ncores())} with "
@@ -110,10 +117,19 @@ def main():
         for name, run in cases:
             best, cpu = time_modes(run, modes, args.repeat)
             seq, cseq = best["sequential"], cpu["sequential"]
+            if run is not reference:
+                speedups.append((seq, seq / best["dask"]))
             print(f"{name:<78} {seq:6.2f} | {best['dask']:6.2f} {seq / best['dask']:5.2f} "
                   f"{cpu['dask'] / cseq:5.2f} | {best['n_jobs=2']:10.2f} "
                   f"{seq / best['n_jobs=2']:5.2f} {cpu['n_jobs=2'] / cseq:5.2f}", flush=True)
     print(f"load average after: {_load()}")
+    if args.quick:
+        print("(targets are set at the default sizes: not checked with --quick)")
+        return
+    long_runs = [x for seq, x in speedups if seq >= 1]
+    first = met(all(x >= 1.4 for x in long_runs)) if long_runs else "no such path"
+    print(f"targets: >= 1.4x on Dask for paths of >= 1 s sequential: {first}; never below 0.9x: "
+          f"{met(all(x >= 0.9 for _, x in speedups))}")
 
 
 def _one_blas_thread():

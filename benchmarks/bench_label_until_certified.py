@@ -43,16 +43,15 @@ from sklearn_riskcontrol import LabelingSession
 from sklearn_riskcontrol._validation import RiskControlWarning
 from sklearn_riskcontrol.evalues import rautoeval_test
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "quantization_triviaqa"
+from _common import SHARED_DATA, data_file  # benchmarks/ is on sys.path when run as a script
+
+DEFAULT_DATA = SHARED_DATA / "quantization_triviaqa"
 ALPHA = DELTA = 0.1
 PAPER_N = 150
 
 
 def load(data):
-    path = Path(data) / "triviaqa_losses.npz"
-    if not path.exists():
-        return None
-    z = np.load(path)
+    z = np.load(data_file(Path(data) / "triviaqa_losses.npz"))
     return z["loss_human"], z["loss_judge_bf16"]
 
 
@@ -103,15 +102,10 @@ def main(argv=None):
     ap.add_argument("--data", default=str(DEFAULT_DATA))
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
-    tables = load(args.data)
-    if tables is None:
-        print(f"data not found under {args.data} (see the README of quantization_triviaqa); "
-              "skipping.")
-        return 0
+    Hall, Jall = load(args.data)
     reps, budget, targets = args.reps, args.budget, (0.03, 0.05, 0.07)
     if args.quick:
         reps, budget, targets = 40, 500, (0.03, 0.05)
-    Hall, Jall = tables
     risks = Hall.mean(axis=1)
     cands = [int(np.argmin(np.abs(risks - t) + 10 * (risks >= ALPHA))) for t in targets]
     rng = np.random.default_rng(args.seed)

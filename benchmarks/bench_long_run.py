@@ -1,6 +1,7 @@
 """Long-run stability and memory: e-processes, SPS, SCoRE and bandits at 10^5 .. 10^7 items.
 
-Every (case, size) runs in a fresh subprocess so peaks do not mix. In the child the inputs are
+Every (case, size) runs in a fresh subprocess so peaks do not mix (``--quick``, a smoke test at
+small sizes, runs them all in this process). In the child the inputs are
 built first (not measured); then the call is timed with the peak resident memory reset just
 before it (``/proc/self/clear_refs``; ``rss`` = peak RSS minus RSS before the call), and run a
 second time under ``tracemalloc`` (``traced`` = peak of the Python/NumPy allocations of the call).
@@ -31,6 +32,7 @@ Numerical checks on the result of the timed call, against references computed an
     python benchmarks/bench_long_run.py                        # 10^5, 10^6, 10^7 (bandits 10^4..10^6)
     python benchmarks/bench_long_run.py --max-size 1e6         # quicker
     python benchmarks/bench_long_run.py --cases wsr,sps --no-trace
+    python benchmarks/bench_long_run.py --quick    # 2 small sizes per case, in one process
 """
 
 import argparse
@@ -47,6 +49,8 @@ import numpy as np
 
 ARRAY_SIZES = (10**5, 10**6, 10**7)
 BANDIT_SIZES = (10**4, 10**5, 10**6)
+# --quick; a bandit budget must cover PULSE's warm-up (16 examples x 500 models)
+QUICK_ARRAY_SIZES, QUICK_BANDIT_SIZES = (10**3, 10**4), (10**4, 3 * 10**4)
 ALPHA = 0.2
 
 
@@ -387,7 +391,8 @@ def _reset_peak():
         return False
 
 
-def child(name, size, trace):
+def measure_here(name, size, trace=True):
+    """Build, time (with the peak memory) and check one case in this process."""
     make, run, check, _ = CASES[name]
     inputs = make(size)
     run(**make(min(size, 10**4)))  # imports and caches outside the measurement
@@ -404,9 +409,12 @@ def child(name, size, trace):
         run(**inputs)
         traced = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
-    checks = check(inputs, result)
-    print(json.dumps({"case": name, "size": size, "seconds": seconds, "rss": rss_peak,
-                      "traced": traced, "checks": checks}, default=lambda o: o.item()))
+    return {"case": name, "size": size, "seconds": seconds, "rss": rss_peak, "traced": traced,
+            "checks": check(inputs, result)}
+
+
+def child(name, size, trace):
+    print(json.dumps(measure_here(name, size, trace), default=lambda o: o.item()))
 
 
 def measure(name, size, trace=True):
@@ -419,6 +427,13 @@ def measure(name, size, trace=True):
         lines = proc.stderr.strip().splitlines()
         raise RuntimeError(lines[-1] if lines else f"exit code {proc.returncode}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _measure_in_process(name, size, trace=True):
+    try:
+        return measure_here(name, size, trace)
+    except Exception as exc:  # reported like a failed fresh interpreter
+        raise RuntimeError(f"{type(exc).__name__}: {exc}") from exc
 
 
 def _fmt_bytes(b):
@@ -435,6 +450,9 @@ def main():
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--max-size", type=float, default=1e7)
     ap.add_argument("--no-trace", action="store_true", help="skip the tracemalloc run")
+    ap.add_argument("--quick", action="store_true",
+                    help="every case at 2 small sizes (10^3, 10^4; bandits 10^4, 3 x 10^4), all "
+                         "in this process (smoke test)")
     ap.add_argument("--child", nargs=2, metavar=("CASE", "SIZE"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -442,17 +460,23 @@ def main():
         return
     load0 = os.getloadavg()
     print(f"load average at start: {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}; "
-          f"{os.cpu_count()} cores; numpy {np.__version__}")
+          f"{os.cpu_count()} cores; numpy {np.__version__}"
+          + ("; --quick: every case in this process" if args.quick else ""))
+    run_one = _measure_in_process if args.quick else measure
     print("| case | items | size | time (s) | peak RSS | RSS B/item | traced peak | "
           "traced B/item | checks |")
     print("|---|---|---|---|---|---|---|---|---|")
     failed, rows = [], {}
     t_all = time.perf_counter()
     for name in args.cases.split(","):
-        sizes = BANDIT_SIZES if name in BANDIT_CASES else ARRAY_SIZES
+        bandit = name in BANDIT_CASES
+        if args.quick:
+            sizes = QUICK_BANDIT_SIZES if bandit else QUICK_ARRAY_SIZES
+        else:
+            sizes = BANDIT_SIZES if bandit else ARRAY_SIZES
         for size in [s for s in sizes if s <= args.max_size]:
             try:
-                r = measure(name, size, trace=not args.no_trace)
+                r = run_one(name, size, trace=not args.no_trace)
             except RuntimeError as exc:
                 print(f"| {name} | | {size:.0e} | FAILED | | | | | {exc} |")
                 failed.append((name, size))
@@ -468,7 +492,7 @@ def main():
                   f"{_fmt_bytes(r['traced'])} | {r['traced'] / size:.1f} | "
                   f"{'OK' if c['ok'] else 'FAIL'}: {detail} |", flush=True)
     print()
-    print("Memory growth (traced bytes per item, largest size / 10x smaller; 1.0 = linear):")
+    print("Memory growth (traced bytes per item, largest size / the size before it; 1.0 = linear):")
     for name in args.cases.split(","):
         sizes = sorted(s for (n, s) in rows if n == name)
         if len(sizes) >= 2:

@@ -35,7 +35,8 @@ of splits failing (should be about ``delta`` or less), seconds per split.
 Usage::
 
     python benchmarks/bench_pac_ppi.py            # 50 splits
-    python benchmarks/bench_pac_ppi.py --quick    # 8 splits, letter only
+    python benchmarks/bench_pac_ppi.py --splits 8 --datasets synthetic,letter   # RESULTS.md
+    python benchmarks/bench_pac_ppi.py --quick    # smoke test: 1 split, n = 100, N = 500
 """
 
 import argparse
@@ -130,14 +131,17 @@ def _run_synthetic(n, N, alpha, splits, seed, gammas):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--splits", type=int, default=50)
-    parser.add_argument("--quick", action="store_true", help="8 splits, synthetic + letter")
+    parser.add_argument("--quick", action="store_true",
+                        help="1 split, n = 100, N = 500, synthetic + letter (smoke test)")
     parser.add_argument("--datasets", default="synthetic,letter,digits")
     parser.add_argument("--n", type=int, default=500, help="labeled calibration rows")
     parser.add_argument("--N", type=int, default=5000, help="unlabeled calibration rows")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    splits = min(args.splits, 8) if args.quick else args.splits
-    names = ["synthetic", "letter"] if args.quick else args.datasets.split(",")
+    splits, names = args.splits, args.datasets.split(",")
+    if args.quick:
+        splits, names = 1, ["synthetic", "letter"]
+        args.n, args.N = min(args.n, 100), min(args.N, 500)
     gammas = (0.95, 0.8)
     warnings.simplefilter("ignore", RiskControlWarning)  # "nothing certified" is a result here
     print(f"# Prediction-powered PAC SDR control, delta={DELTA}, {splits} shuffled splits\n")

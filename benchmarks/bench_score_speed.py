@@ -43,6 +43,8 @@ from test_conformal import _previous_sdr_evalues  # noqa: E402
 from sklearn_riskcontrol import SCoRESDR  # noqa: E402
 from sklearn_riskcontrol.evalues import mdr_decisions, sdr_evalues  # noqa: E402
 
+from _common import met  # noqa: E402 (benchmarks/ is on sys.path when run as a script)
+
 
 def best_time(fn, repeat):
     """Best wall time of ``repeat`` calls and the last result."""
@@ -222,13 +224,13 @@ def main(argv=None):
     for c in args.cases:
         {"a": case_a, "b": case_b, "c": case_c, "d": case_d, "e": case_e}[c](args, rng)
 
-    header = ("case", "size", "ours [s]", "baseline [s]", "baseline", "ratio", "target", "met")
+    header = ("case", "size", "ours [s]", "baseline [s]", "baseline", "ratio", "target", "")
     fmt = "{:<17} {:<10} {:>9} {:>13}  {:<36} {:>16}  {:<17} {}"
     print()
     print(fmt.format(*header))
     for case, size, ours, base, baseline, ratio, target, ok in ROWS:
         print(fmt.format(case, size, f"{ours:.4f}", f"{base:.4f}", baseline, ratio, target,
-                         "yes" if ok else "NO"))
+                         met(ok)))
     return 0
 
 

@@ -31,7 +31,7 @@ Problems:
   repetition. Comparison 3 uses the paper's (continuous) risks; comparison 1 needs a 0/1 risk and
   uses ``1{L >= 1/2}`` with the same score (settings 1-2: ``Y >= 3``; 3-4: squared error at least
   half the clip; 5-6: ``Y <= 0``).
-* ``letter`` (``--letter``, default ``/work/shared/data/letter/letter.csv.gz``, else the copy
+* ``letter`` (``--letter``, default ``../shared/data/letter/letter.csv.gz``, else the copy
   bundled with the package; skipped when neither is found): a random forest (100 trees,
   ``n_jobs=1``) fitted on a shuffled half of the 20,000 rows, 0/1 error; each repetition shuffles
   the other half into 5,000 calibration and 5,000 test rows.
@@ -40,7 +40,9 @@ Columns: ``deploy`` = mean deployed fraction of the test batch (power with unit 
 Carlo s.e. over repetitions; ``MDR`` = realized ``mean_j L_j psi_j``, ``SDR`` = realized
 ``sum_j L_j psi_j / max(1, #deployed)``, each averaged over repetitions ± s.e. The guarantees are
 on these expectations (MDR, SDR <= alpha); one repetition is one draw. ``ok`` = mean
-``<= alpha + 3 s.e.``.
+``<= alpha + 3 s.e.``. A risk above ``alpha + 3 sqrt(alpha (1 - alpha) / reps)`` (the largest
+standard error the guarantee allows for a risk in [0, 1]) is a wrong result: the script exits with
+status 1 once every table is printed.
 
 Usage::
 
@@ -69,10 +71,12 @@ from sklearn_riskcontrol.evalues import (
     sdr_evalues,
 )
 
+from _common import SHARED_DATA, exceeds, fail_if  # benchmarks/ is on sys.path as a script
+
 SIM_N, SIM_M = 1000, 100
 SIM_ALPHAS = (0.1, 0.2, 0.3)
 LETTER_ALPHAS = (0.01, 0.02, 0.03, 0.05)
-LETTER_PATH = Path("/work/shared/data/letter/letter.csv.gz")
+LETTER_PATH = SHARED_DATA / "letter" / "letter.csv.gz"
 Z_OK = 3.0
 
 
@@ -184,8 +188,14 @@ def _cell(x, digits=3):
     return f"{m:.{digits}f} ± {se:.{digits}f}"
 
 
-def _ok(x, alpha):
+WRONG = []  # rows whose realized risk exceeds alpha beyond what sampling explains
+
+
+def _ok(x, alpha, where):
     m, se = _mean_se(x)
+    if exceeds(m, alpha, len(x), Z_OK):
+        WRONG.append(f"{where}: risk {m:.4f} > alpha {alpha:g} + {Z_OK:g} sqrt(alpha (1 - alpha)"
+                     f" / {len(x)})")
     return "yes" if m <= alpha + Z_OK * se else "NO"
 
 
@@ -206,7 +216,8 @@ def print_tables(results, reps):
                 more, fewer = (b[:, 0] > a[:, 0]).mean(), (b[:, 0] < a[:, 0]).mean()
                 print(f"| {name} | {alpha:g} | {method} | {_cell(a[:, 0])} | {_cell(b[:, 0])} "
                       f"| {more:.2f} | {fewer:.2f} | {_cell(a[:, col], 4)} | {_cell(b[:, col], 4)} "
-                      f"| {_ok(a[:, col], alpha)}/{_ok(b[:, col], alpha)} |")
+                      f"| {_ok(a[:, col], alpha, f'{name}, {method}, default')}"
+                      f"/{_ok(b[:, col], alpha, f'{name}, {method}, binary')} |")
     label = [(n, acc, al) for n, acc, al in results if any(k[0] == "label" for k in acc)]
     if label:
         print("\n### Label-dependent e-values (eq. 4.3), SCoRE-MDR\n")
@@ -223,7 +234,8 @@ def print_tables(results, reps):
                 ov = np.asarray(acc["label-overlap", alpha])
                 print(f"| {name} | {alpha:g} | {_cell(a[:, 0])} | {_cell(b[:, 0])} "
                       f"| {ov[:, 0].mean():.3f} | {ov[:, 1].mean():.3f} | {_cell(a[:, 1], 4)} "
-                      f"| {_cell(b[:, 1], 4)} | {_ok(a[:, 1], alpha)}/{_ok(b[:, 1], alpha)} |")
+                      f"| {_cell(b[:, 1], 4)} | {_ok(a[:, 1], alpha, f'{name}, MDR, default')}"
+                      f"/{_ok(b[:, 1], alpha, f'{name}, MDR, label')} |")
     print("\n### SCoRE-SDR with gamma in {alpha, 0.5, 1, 2}\n")
     print("Paper risks (continuous in the simulations). Guarantee: E[SDR] <= alpha for every "
           "gamma > 0. all/none = share of repetitions deploying every test point or none; "
@@ -246,7 +258,8 @@ def print_tables(results, reps):
                 cond = f"{b[hit, 2].mean():.3f} ({hit.mean():.2f})" if hit.any() else "-"
                 print(f"| {name} | {alpha:g} | {g} | {_cell(a[:, 0])} | {_cell(a[:, 2], 4)} "
                       f"| {_cell(b[:, 0])} | {b[:, 3].mean():.2f} | {pred} | {_cell(b[:, 2], 4)} "
-                      f"| {cond} | {_ok(a[:, 2], alpha)}/{_ok(b[:, 2], alpha)} |")
+                      f"| {cond} | {_ok(a[:, 2], alpha, f'{name}, SDR gamma {g}, none')}"
+                      f"/{_ok(b[:, 2], alpha, f'{name}, SDR gamma {g}, homo')} |")
 
 
 def main(argv=None):
@@ -286,6 +299,7 @@ def main(argv=None):
         results.append((name, acc, alphas))
         print(f"{name}: {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
     print_tables(results, reps)
+    fail_if(WRONG)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ labels, rounds, examples: the ``unit`` column) is swept over a geometric grid of
 
 * the inputs are built first and the path is run once at a tiny size (imports, caches), none of
   which is measured;
-* ``time`` = min over ``--repeat`` calls (default 3);
+* ``time`` = min over ``--repeat`` calls (default 3; 1 with ``--quick``);
 * ``RSS MB`` = peak resident memory during those calls minus the resident memory before them
   (the peak is reset with ``/proc/self/clear_refs`` where Linux allows it, otherwise
   ``ru_maxrss`` minus its value before the calls);
@@ -21,11 +21,13 @@ gives the slope between the two largest sizes. A time slope above 1.15 is flagge
 linear and an n log n NumPy call give on this machine at the same sizes: memory bandwidth and
 caches already push plain linear work above 1 once arrays outgrow the caches. Sizes are chosen
 so that the largest run takes well under 5 s today. BLAS runs on one thread (``n_jobs`` stays
-at its default), so the slopes describe the algorithms, not thread contention.
+at its default), so the slopes describe the algorithms, not thread contention. ``--quick`` (a
+smoke test of every path) measures 2 tiny sizes per path in this one process instead: its
+peak RSS then leaves out memory reused from earlier paths, and its slopes mean little.
 
     python benchmarks/bench_size_sweep.py                      # every path (a few minutes)
     python benchmarks/bench_size_sweep.py --paths SCoRE,ebh    # paths whose name contains one
-    python benchmarks/bench_size_sweep.py --quick              # 2 tiny sizes (smoke test)
+    python benchmarks/bench_size_sweep.py --quick              # 2 tiny sizes, one process
     python benchmarks/bench_size_sweep.py --out sweep.md       # also write the Markdown table
 """
 
@@ -442,8 +444,8 @@ def _peak_probe():
         return lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - max0
 
 
-def child(name, size, repeat):
-    """Measure one (path, size) in this process and print one line of JSON."""
+def measure_here(name, size, repeat):
+    """Measure one (path, size) in this process; returns seconds, rss_mb, traced_mb."""
     import warnings
 
     from sklearn_riskcontrol import RiskControlWarning
@@ -469,7 +471,12 @@ def child(name, size, repeat):
     run()
     traced_mb = tracemalloc.get_traced_memory()[1] / 2**20
     tracemalloc.stop()
-    print(json.dumps({"seconds": min(seconds), "rss_mb": rss_mb, "traced_mb": traced_mb}))
+    return {"seconds": min(seconds), "rss_mb": rss_mb, "traced_mb": traced_mb}
+
+
+def child(name, size, repeat):
+    """Measure one (path, size) in this process and print one line of JSON."""
+    print(json.dumps(measure_here(name, size, repeat)))
 
 
 def measure(name, size, repeat=3):
@@ -483,9 +490,17 @@ def measure(name, size, repeat=3):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def sweep(name, sizes, repeat=3):
-    """Measure every size of one path; returns its table row as a dict."""
-    runs = [measure(name, s, repeat) for s in sizes]
+def _measure_in_process(name, size, repeat):
+    try:
+        return measure_here(name, size, repeat)
+    except Exception as exc:  # reported like a failed fresh interpreter
+        raise RuntimeError(f"{name} at size {size}: {type(exc).__name__}: {exc}") from exc
+
+
+def sweep(name, sizes, repeat=3, fresh=True):
+    """Measure every size of one path, each in a fresh interpreter (``fresh``) or all in this
+    one; returns its table row as a dict."""
+    runs = [(measure if fresh else _measure_in_process)(name, s, repeat) for s in sizes]
     times = [r["seconds"] for r in runs]
     traced = [r["traced_mb"] for r in runs]
     return {"path": name, "unit": CASES[name][0], "sizes": list(sizes), "seconds": times,
@@ -513,13 +528,16 @@ def format_row(row):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="2 tiny sizes per path (smoke test)")
+    ap.add_argument("--quick", action="store_true",
+                    help="2 tiny sizes per path, all measured in this process (smoke test)")
     ap.add_argument("--paths", default="",
                     help="comma-separated substrings; run the paths whose name contains one")
-    ap.add_argument("--repeat", type=int, default=3, help="time = min over this many calls")
+    ap.add_argument("--repeat", type=int, default=None,
+                    help="time = min over this many calls (default 3; 1 with --quick)")
     ap.add_argument("--out", help="also write the Markdown table to this file")
     ap.add_argument("--child", nargs=2, metavar=("PATH", "SIZE"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    args.repeat = args.repeat or (1 if args.quick else 3)
     if args.child:
         child(args.child[0], int(args.child[1]), args.repeat)
         return
@@ -528,7 +546,8 @@ def main(argv=None):
     if not names:
         ap.error(f"--paths {args.paths!r} matches no path; paths: {', '.join(CASES)}")
     load = os.getloadavg()
-    header = (f"Size sweep ({'quick' if args.quick else 'full'}): {os.cpu_count()} cores, "
+    header = (f"Size sweep ({'quick, in one process' if args.quick else 'full'}): "
+              f"{os.cpu_count()} cores, "
               f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, numpy {np.__version__}, "
               f"time = min of {args.repeat}; flag: time slope > {SLOPE_FLAG}")
     print(header)
@@ -536,7 +555,8 @@ def main(argv=None):
     t_all, rows, failed = time.perf_counter(), [], []
     for name in names:
         try:
-            rows.append(sweep(name, CASES[name][2 if args.quick else 1], args.repeat))
+            rows.append(sweep(name, CASES[name][2 if args.quick else 1], args.repeat,
+                              fresh=not args.quick))
         except RuntimeError as exc:  # report it and go on with the other paths
             failed.append(str(exc))
             print(f"| {name} | FAILED: {exc} |", flush=True)

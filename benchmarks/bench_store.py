@@ -61,7 +61,11 @@ def main():
     if args.quick:
         args.evaluations, args.overhead_evaluations, args.repeats = 160, 800, 1
     S = _matrix(20, 400)
-    tmp = tempfile.mkdtemp()
+    with tempfile.TemporaryDirectory() as tmp:
+        _measure(args, S, tmp)
+
+
+def _measure(args, S, tmp):
     reference = UCBE(budget=args.evaluations, batch_size=16, random_state=0).fit(S)
 
     print(f"a. throughput, {args.evaluations} evaluations, one call per evaluation, "

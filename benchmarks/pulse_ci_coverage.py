@@ -15,10 +15,13 @@ budget; each run's intervals are evaluated at every ``delta``. Printed per confi
   (Freedman, increments bounded by 2) would give with the same range-based variance bound and a
   union over models and pull counts.
 
-``MC s.e.`` is the Monte-Carlo standard error of a coverage of exactly 1 - delta.
+``MC s.e.`` is the Monte-Carlo standard error of a coverage of exactly 1 - delta. A ``sim cov``
+or ``marg cov`` more than 3 of them below 1 - delta is a wrong result: the script then exits
+with status 1 after the table.
 
     python benchmarks/pulse_ci_coverage.py                 # ~3 min on 2 cores
     python benchmarks/pulse_ci_coverage.py --reps 300 --n-jobs 2
+    python benchmarks/pulse_ci_coverage.py --quick         # B 8, 64; budgets .1, .5; 10 reps
 """
 
 import argparse
@@ -31,6 +34,8 @@ from joblib import Parallel, delayed
 from sklearn_riskcontrol import RiskControlWarning
 from sklearn_riskcontrol.bandits import PULSE, freedman_radius, make_score_matrix
 from sklearn_riskcontrol.bandits.lowrank import fit_logistic_factors
+
+from _common import exceeds, fail_if  # benchmarks/ is on sys.path when run as a script
 
 
 def run_one(scores, fact, seed, B, budget, deltas, args):
@@ -68,7 +73,11 @@ def main():
     ap.add_argument("--reps", type=int, default=100)
     ap.add_argument("--matrix-seed", type=int, default=7)
     ap.add_argument("--n-jobs", type=int, default=2)
+    ap.add_argument("--quick", action="store_true",
+                    help="batch sizes 8 and 64, budgets 0.1 and 0.5, 10 repetitions (smoke test)")
     args = ap.parse_args()
+    if args.quick:
+        args.batch_sizes, args.budgets, args.reps = [8, 64], [0.1, 0.5], min(args.reps, 10)
     data = make_score_matrix(args.m, args.n, n_side_models=args.n_side, gap=args.gap,
                              random_state=args.matrix_seed)
     fact = fit_logistic_factors(data.side_scores, rank=args.rank, random_state=0)
@@ -81,6 +90,7 @@ def main():
     print(head)
     print("-" * len(head))
     t0 = time.perf_counter()
+    wrong = []
     for B in args.batch_sizes:
         for budget in args.budgets:
             runs = Parallel(n_jobs=args.n_jobs)(
@@ -99,7 +109,12 @@ def main():
                       f"{cov_marg.min():>5.2f} {se:>7.3f} | {np.median(w_sim):>5.3f} "
                       f"{np.median(w_marg):>6.3f} {np.median(w_sim[:, best]):>6.3f} "
                       f"{vac:>7.1%} {np.median(thm1):>6.3f}")
+                wrong += [f"B {B}, budget {budget:g}, delta {d:g}: {name} {c:.3f} is below "
+                          f"{1 - d:g} by more than 3 MC s.e."
+                          for name, c in (("sim cov", cov_sim), ("marg cov", cov_marg.mean()))
+                          if exceeds(1 - c, d, args.reps)]
     print(f"({time.perf_counter() - t0:.0f} s)")
+    fail_if(wrong)
 
 
 if __name__ == "__main__":

@@ -41,10 +41,7 @@ from sklearn_riskcontrol._validation import RiskControlWarning
 from sklearn_riskcontrol.datasets.simulators import ScoreSetting, make_score_setting
 from sklearn_riskcontrol.evalues import boost_evalues, ebh, mdr_decisions, sdr_evalues
 
-try:
-    from sklearn_riskcontrol.evalues.bounds import concentration_threshold
-except ImportError:  # the baselines module is optional for this script
-    concentration_threshold = None
+from sklearn_riskcontrol.evalues.bounds import concentration_threshold
 
 N_CAL, N_TEST = 1000, 100
 DELTA = 0.1
@@ -84,7 +81,7 @@ def _one_rep(sim, alphas, grids, shift, rng, acc):
     elif shift == "estimated":
         weights = dict(cal_weights=b.cal_weights_hat, test_weights=b.test_weights_hat)
     L, reward = b.test_risks, b.test_rewards
-    baselines = concentration_threshold is not None and shift == "none"
+    baselines = shift == "none"
     for alpha in alphas:
         for score in SCORES:
             for target in ("mdr", "sdr"):
@@ -140,8 +137,6 @@ def main(argv=None):
     warnings.simplefilter("ignore", RiskControlWarning)  # "nothing certified" is a result here
     print(f"# SCoRE validity and power (n={N_CAL}, m={N_TEST}, reps={reps}, trees={trees}, "
           f"shift={args.shift}, delta={DELTA} for the baselines)\n")
-    if concentration_threshold is None:
-        print("_sklearn_riskcontrol.evalues.bounds not available: baselines skipped._\n")
     print("Score `l_hat` (risk) and the reward-aware ratio score; risk = realized MDR or SDR ± "
           "Monte-Carlo s.e., deploy = deployment rate, reward = reward per test point.\n")
     print("| setting | alpha | method | risk (l_hat) | deploy (l_hat) | reward (l_hat) "

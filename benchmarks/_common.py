@@ -1,0 +1,72 @@
+"""Helpers shared by the benchmark scripts (not a benchmark: ``run_quick.py`` runs no file whose
+name starts with an underscore).
+
+A benchmark that cannot run here (data or an optional package missing) says why in one line
+starting with ``skipped:`` and exits with status 0; ``run_quick.py`` reports it as skipped. A
+missed target is printed as ``NOT met`` and does not change the exit status; a wrong result
+(disagreement with a reference, a violated guarantee: see ``exceeds``) exits non-zero.
+"""
+
+import importlib
+import math
+import sys
+from pathlib import Path
+
+# Data sets too large or not licensed for the repository: ../shared/data beside the clone.
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def skip(reason):
+    """End this benchmark: it cannot run here, for ``reason``."""
+    print(f"skipped: {reason}")
+    sys.exit(0)
+
+
+def data_file(path):
+    """``path`` as a Path if the file exists; else skip the benchmark."""
+    path = Path(path)
+    if not path.exists():
+        skip(f"data not found: {path}")
+    return path
+
+
+def _not_installed(module, extra):
+    return f'{module} cannot be imported (pip install -e ".[{extra}]")'
+
+
+def require(module, extra):
+    """Import ``module`` (from the optional ``extra``), or skip the benchmark without it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        skip(_not_installed(module, extra))
+
+
+def optional(module, extra, consequence):
+    """Import ``module``, or say in one line that it is missing and the ``consequence``, and
+    return None."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        print(f"{_not_installed(module, extra)}: {consequence}")
+        return None
+
+
+def met(ok):
+    """How a target is reported: ``met`` or ``NOT met`` (never a failure by itself)."""
+    return "met" if ok else "NOT met"
+
+
+def exceeds(mean, bound, reps, z=3.0):
+    """Does the mean of ``reps`` independent values in [0, 1] (a realized risk, a miscoverage)
+    exceed its guarantee ``E <= bound`` (``bound <= 1/2``) by more than ``z`` times the largest
+    standard error the guarantee allows, ``sqrt(bound (1 - bound) / reps)``? No variance is
+    estimated, so the check stays sound with the few repetitions of a quick run."""
+    return mean > bound + z * math.sqrt(bound * (1 - bound) / reps)
+
+
+def fail_if(wrong):
+    """Exit with status 1 naming each wrong result in ``wrong`` (called after the tables are
+    printed, so that the whole output is there to read)."""
+    if wrong:
+        sys.exit("WRONG RESULT: " + "; ".join(wrong))
