@@ -174,7 +174,7 @@ def test_verbose_prints_progress(files, capsys):
     (["--strategy", "ucbe", "--refit-every", "5"], ["--refit-every", "ucbe"]),
     (["--strategy", "uniform", "--delta", "0.1"], ["--delta", "pulse"]),
     (["--delta", "2"], ["delta"]),
-    (["--batch-size", "0"], ["batch_size"]),
+    (["--batch-size", "0"], ["--batch-size"]),
 ])
 def test_bad_options(files, capsys, extra, fragments):
     scores, *_ = files
