@@ -42,7 +42,7 @@ from joblib import Parallel, delayed
 from sklearn_riskcontrol._validation import RiskControlWarning
 from sklearn_riskcontrol.evalues import rautoeval_select
 
-from _common import SHARED_DATA, data_file, met  # benchmarks/ is on sys.path as a script
+from _common import SHARED_DATA, data_file, exceeds, fail_if, met  # benchmarks/ on sys.path
 
 DEFAULT_DATA = SHARED_DATA / "quantization_triviaqa"
 JUDGES = {"BF16": "loss_judge_bf16", "MX6": "loss_judge_mx6", "MX4": "loss_judge_mx4"}
@@ -158,6 +158,7 @@ def main():
     print("| judge | method | mean size (GB) | max size within 1.5 IQR (GB) | nothing certified "
           "| mean test risk | P(true risk > alpha) |")
     print("|---|---|---|---|---|---|---|")
+    wrong = []
     for jname in JUDGES:
         for mname in METHODS:
             sel = np.array([r[jname, mname] for r in runs])
@@ -171,6 +172,13 @@ def main():
             print(f"| {jname} | {mname} | {size.mean():.3f} ± {se:.3f} | {whisker(size):.3f} | "
                   f"{none.mean():.3f} | "
                   f"{test_risk.mean():.4f} | {viol.mean():.3f} |")
+            # FWER guarantee of every method: P(deployed model's true risk > alpha) <= delta
+            # (true risk: the mean loss over all questions, a population quantity). Repetitions
+            # are treated as independent draws; slack 3 sqrt(delta (1 - delta) / reps) (0.20 at
+            # the quick mode's 20 repetitions, 0.040 at 500).
+            if exceeds(viol.mean(), args.delta, args.reps):
+                wrong.append(f"{jname} judge, {mname}: P(true risk > alpha) {viol.mean():.3f} > "
+                             f"delta {args.delta:g} + 3 sqrt(delta (1 - delta) / {args.reps})")
     print()
     print(f"study: {args.reps} reps x {len(JUDGES)} judges x {len(METHODS)} methods = {n_sel} "
           f"FST selections in {elapsed:.1f} s with n_jobs={args.n_jobs} "
@@ -200,6 +208,7 @@ def main():
               f"{per * n_sel / elapsed:.0f}x faster (with {args.n_jobs} jobs); "
               f"same selections: {agree}")
         assert agree, "the plain loop selects other models"
+    fail_if(wrong)
 
 
 if __name__ == "__main__":

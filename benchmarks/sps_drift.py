@@ -34,10 +34,11 @@ from scipy import stats
 from sklearn_riskcontrol.online import simulate_monitored, simulate_thresholds
 from sklearn_riskcontrol.online.metrics import cumulative_regret
 
-from _common import met  # benchmarks/ is on sys.path when run as a script
+from _common import exceeds, fail_if, met  # benchmarks/ is on sys.path when run as a script
 
 ALPHA = 0.1
 MONITOR_DELTA = 0.01
+SPS_DELTA = 0.01  # the anytime schedule's default failure probability
 SD = 2.0
 Z = float(stats.norm.ppf(ALPHA))
 BETA = stats.beta(5, 2)
@@ -115,6 +116,34 @@ STREAMS = ["i.i.d.", "i.i.d. Beta(5, 2)", "downward drift", "abrupt shift", "AR(
 IID = STREAMS[:2]
 
 
+def _sps_violations(stream, sps, mon, runs, T):
+    """SPS's guarantees on an i.i.d. stream, each with a slack of 3 standard errors of its
+    nominal rate at this number of runs (or rounds), so a correct method essentially never fails:
+
+    * crossing: P(some tau_t > tau*) <= delta; runs are independent (slack 0.067 at 20 runs);
+    * last-quarter coverage >= 1 - alpha - delta: given the past, round t misses with
+      probability G(tau_t) <= alpha on the event tau_t <= tau* (probability >= 1 - delta), and
+      the misses minus G(tau_t) are martingale differences of conditional variance <= b (1 - b),
+      b = alpha + delta, so the pooled miss rate over runs x T/4 rounds has standard error
+      <= sqrt(b (1 - b) / (runs T / 4)) (slack 0.004 at 20 runs of T = 10^4);
+    * the monitor's false alarms (runs with a detection): at most monitor_delta + delta by
+      construction; runs are independent (slack 0.094 at 20 runs).
+    """
+    wrong = []
+    cross, cov = sps["cross"] / runs, float(np.mean(sps["cov"]))
+    if exceeds(cross, SPS_DELTA, runs):
+        wrong.append(f"{stream}: SPS crossing rate {cross:.3f} > delta {SPS_DELTA:g} + 3 s.e.")
+    rounds = runs * (T - 3 * T // 4)
+    if exceeds(1 - cov, ALPHA + SPS_DELTA, rounds):
+        wrong.append(f"{stream}: SPS last-quarter coverage {cov:.4f} < 1 - alpha - delta by "
+                     f"more than 3 s.e. over {rounds} rounds")
+    alarms = mon["detected"] / runs
+    if exceeds(alarms, MONITOR_DELTA + SPS_DELTA, runs):
+        wrong.append(f"{stream}: false-alarm rate {alarms:.3f} > monitor_delta + delta "
+                     f"{MONITOR_DELTA + SPS_DELTA:g} + 3 s.e.")
+    return wrong
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100, help="repetitions per stream")
@@ -130,12 +159,14 @@ def main():
     print("| stream | strategy | last-quarter coverage mean (min) | runs with some tau_t > tau*_t "
           "| regret at T |")
     print("|---|---|---|---|---|")
-    monitors, restart_cov, regret_ratio = [], {}, {}
+    monitors, restart_cov, regret_ratio, wrong = [], {}, {}, []
     for k, stream in enumerate(STREAMS):
         acc, mon = run(stream, runs, T, args.seed + k)
         for name, a in acc.items():
             print(f"| {stream} | {name} | {np.mean(a['cov']):.3f} ({np.min(a['cov']):.3f}) | "
                   f"{a['cross'] / runs:.2f} | {np.mean(a['regret']):.1f} |")
+        if stream in IID:  # SPS's guarantees hold on i.i.d. streams only (ACI, DLR carry none)
+            wrong += _sps_violations(stream, acc["SPS"], mon, runs, T)
         monitors.append((stream, mon))
         restart = acc["SPS + restart"]
         restart_cov[stream] = np.mean(restart["cov"])
@@ -154,6 +185,7 @@ def main():
         print(f"| {stream} | {mon['detected'] / runs:.2f} | {rnd} | {dly} | "
               f"{np.mean(mon['restarts']):.1f} |")
     print(f"\n[{time.perf_counter() - start:.0f} s]")
+    fail_if(wrong)
 
 
 if __name__ == "__main__":
