@@ -26,7 +26,7 @@ exactly the decisions of an uninterrupted one. See :doc:`/running_evaluations`.
 # The "LLM" answers example ``j`` for prompt ``i`` correctly with a prompt-dependent
 # probability; the answers are fixed in advance (a table ``truth``) so that we can compare runs.
 # Each call scores one example (``chunk_size=1``), sleeps 2 ms and fails at random 10% of the
-# time; a call costs $0.002.
+# time (never three times in a row for one example); a call costs $0.002.
 import os
 import tempfile
 import threading
@@ -52,13 +52,18 @@ class SimulatedLLM:
         self.failures = np.random.default_rng()  # unseeded: failures differ in every session
         self.lock = threading.Lock()
         self.paid = np.zeros(truth.shape, dtype=int)
+        self.in_a_row = np.zeros(truth.shape, dtype=int)  # failures since the last success
         self.crash_after = crash_after
 
     def __call__(self, prompt, examples):
         time.sleep(0.002)
         with self.lock:
-            if self.failures.random() < 0.1:
+            # a flaky API, not a dead one: never three failures in a row for one call, so the
+            # oracle's 5 retries always get through (a dead back-end would end the search)
+            if self.in_a_row[prompt, examples].max() < 2 and self.failures.random() < 0.1:
+                self.in_a_row[prompt, examples] += 1
                 raise ConnectionError("503 Service Unavailable")
+            self.in_a_row[prompt, examples] = 0
             if self.crash_after is not None and self.paid.sum() >= self.crash_after:
                 raise SystemExit("simulated kill")  # not an Exception: never retried
             self.paid[prompt, examples] += 1
