@@ -154,12 +154,12 @@ def _select_long(args):
 
 
 def _no_unlabeled(args, what=""):
-    """R-Eval when no unlabeled row was given, said in the command line's words."""
-    if args.method == "eval":
-        return "eval"
-    warnings.warn(
-        f"{what}no unlabeled rows (no --unlabeled file, and no row of --labeled with an empty "
-        f"loss): --method {args.method} reduces to R-Eval (labels only).", stacklevel=2)
+    """The method run without unlabeled rows: R-Eval, said in the command line's words when
+    another method was asked for."""
+    if args.method != "eval":
+        warnings.warn(
+            f"{what}no unlabeled rows (no --unlabeled file, and no row of --labeled with an "
+            f"empty loss): --method {args.method} reduces to R-Eval (labels only).", stacklevel=2)
     return "eval"
 
 
@@ -237,19 +237,18 @@ def _certify_losses(args):
     for name, rows in ({None: np.arange(lab.n_rows)} if groups is None else groups).items():
         hm = h[rows]
         keep = ~np.isnan(hm)
-        gm = None if g is None or args.method == "eval" else g[rows]
-        um = None
-        if args.method != "eval":
-            parts = [gm[~keep]]
-            if unl is not None:
-                if unl_groups is None:
-                    parts.append(u_all)
-                elif name in unl_groups:
-                    parts.append(u_all[unl_groups[name]])
-            um = np.concatenate(parts)
-            if gm is not None:
-                gm = gm[keep]
-        out.append((name, hm[keep], gm, um if um is not None and um.size else None))
+        if args.method == "eval":
+            out.append((name, hm[keep], None, None))
+            continue
+        gm = g[rows]  # a judge column exists: checked above for every method but R-Eval
+        parts = [gm[~keep]]
+        if unl is not None:
+            if unl_groups is None:
+                parts.append(u_all)
+            elif name in unl_groups:
+                parts.append(u_all[unl_groups[name]])
+        um = np.concatenate(parts)
+        out.append((name, hm[keep], gm[keep], um if um.size else None))
     return out
 
 
