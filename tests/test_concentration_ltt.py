@@ -135,6 +135,14 @@ def test_fallback_definition_and_special_cases():
         np.testing.assert_array_equal(fallback(p, DELTA, np.r_[1.0, np.zeros(g - 1)]),
                                       fixed_sequence(p, DELTA))
         assert np.all(fallback(p, DELTA)[bonferroni(p, DELTA)])
+    # many runs of rejections, zero weights (the score grid's) and p-values at the level itself
+    for _ in range(50):
+        g = int(rng.integers(1, 400))
+        w = rng.uniform(size=g) * (rng.uniform(size=g) < 0.7)
+        w[0] += 1e-3
+        level = DELTA * np.cumsum(w / w.sum())
+        p = np.where(rng.uniform(size=g) < 0.5, level * rng.uniform(0, 1.2, size=g), 1.0)
+        np.testing.assert_array_equal(fallback(p, DELTA, w), _fallback_loop(p, DELTA, w))
     with pytest.raises(ValueError, match="`weights` must hold one non-negative"):
         fallback([0.1, 0.2], 0.1, [1.0, -1.0])
 
@@ -156,8 +164,10 @@ def test_fixed_sequence_stops_at_first_non_rejection():
     assert res_fb.threshold > res.threshold
 
 
-def test_sdr_fallback_survives_an_empty_start_where_fst_stops():
-    # Scores in [0.3, 1]: the thresholds below 0.3 hold no calibration point (p = 1).
+def test_sdr_fallback_survives_early_errors_where_fst_stops():
+    # Errors at rate .02 everywhere, alpha = .05: an error among the first ~45 calibration
+    # points ends fixed-sequence testing from the first rejectable score; the default fallback
+    # (half of delta on that start) keeps searching.
     rng = np.random.default_rng(3)
     S = rng.uniform(0.3, 1.0, size=2000)
     L = (rng.uniform(size=2000) < 0.02).astype(float)
@@ -187,7 +197,11 @@ def test_defaults_and_explicit_paper_baseline():
     L = (rng.uniform(size=1000) < S).astype(float)
     res = concentration_threshold(L, S, 0.3, target="sdr")
     assert (res.bound, res.procedure) == ("binomial", "fallback")
-    assert res.grid.size == 100 and np.isnan(res.upper_bound).all()
+    # the distinct scores from the 19th smallest: the first rank r with 0.7**r <= delta times the
+    # weight of the ranks up to r, here rank 10's 0.3 / sum(0.95**j, j < 100) (see
+    # test_concentration_default.py for the weights)
+    np.testing.assert_array_equal(res.grid, np.unique(S)[18:])
+    assert np.isnan(res.upper_bound).all()
     res = concentration_threshold(L * 0.5, S, 0.3, target="sdr")
     assert res.bound == "hoeffding_bentkus"
     old = _quiet(L, S, 0.5, target="sdr", bound="hoeffding", procedure="union")
@@ -286,7 +300,8 @@ def test_monte_carlo_validity_slow(m, risk, target, alpha, bound, procedure):
          "does not apply to bound='rademacher'"),
         (dict(bound="binomial", cal_risks=[0.0, 0.5]),
          r"needs binary losses.*cal_risks\[1\] = 0.5"),
-        (dict(target="sdr", cal_scores=[0.3, 1.4]), r"outside \[0, 1\].*procedure='fallback'"),
+        (dict(target="sdr", cal_scores=[0.3, 1.4], procedure="union"),
+         r"outside \[0, 1\].*procedure='union'"),
     ],
 )
 def test_errors(kwargs, match):

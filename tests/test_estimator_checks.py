@@ -49,6 +49,9 @@ def _within_one(y_true, y_pred):
                  random_state=0),
         ConcentrationMDR(LogisticRegression(), grid=[0.0, 0.5, 1.0], random_state=0),
         ConcentrationSDR(LogisticRegression(), bound="rademacher", random_state=0),
+        # per-group guarantees: groups computed from the wrapped model at fit and decide time
+        SCoRESDR(LogisticRegression(), groups="predicted_class", random_state=0),
+        ConcentrationSDR(LogisticRegression(), groups="predicted_class", random_state=0),
         SemiBanditPredictionSet(LogisticRegression(), random_state=0),
         # unfitted candidates: fitted on a split, then selected by the default strategy (PULSE)
         BestModelSelector(

@@ -11,13 +11,14 @@ import numpy as np
 import pytest
 from sklearn.exceptions import NotFittedError
 
-from sklearn_riskcontrol import plotting
+from sklearn_riskcontrol import SCoREMDR, SCoRESDR, plotting
 from sklearn_riskcontrol.bandits import UCBE, UniformSampling, make_score_matrix
 from sklearn_riskcontrol.evalues import rautoeval_test
 from sklearn_riskcontrol.plotting import (
     plot_accuracy_vs_budget,
     plot_deployment_vs_alpha,
     plot_evaluations_per_model,
+    plot_group_deployment,
     plot_risk_vs_alpha,
 )
 from sklearn_riskcontrol.plotting._common import MATPLOTLIB_MISSING
@@ -35,10 +36,41 @@ def bandit_runs():
     return data, runs
 
 
+class _ZeroModel:
+    """A fitted stand-in model that always predicts 0: the 0-1 risk of a row is its label."""
+
+    def predict(self, X):
+        return np.zeros(np.asarray(X).shape[0], dtype=int)
+
+
+def _grouped_rows(seed, n):
+    """Rows (group, score) of three groups; P(L = 1) = score * (group + 1) / 3."""
+    rng = np.random.default_rng(seed)
+    g = rng.integers(0, 3, n)
+    s = rng.uniform(size=n)
+    return np.column_stack([g, s]), (rng.uniform(size=n) < s * (g + 1) / 3).astype(int)
+
+
+def _group(X):
+    return np.asarray(X)[:, 0].astype(int)
+
+
+def _score(X):
+    return np.asarray(X)[:, 1]
+
+
 @pytest.fixture(scope="module")
-def calls(bandit_runs):
+def grouped_sdr():
+    X, y = _grouped_rows(0, 1500)
+    return SCoRESDR(_ZeroModel(), risk_score=_score, alpha=0.1, groups=_group,
+                    random_state=0).fit(X, y)
+
+
+@pytest.fixture(scope="module")
+def calls(bandit_runs, grouped_sdr):
     """One valid call per public plotting function: name -> f(ax)."""
     data, runs = bandit_runs
+    X_test, y_test = _grouped_rows(1, 300)
     rng = np.random.default_rng(0)
     s = rng.normal(size=200)
     taus = {"sps": np.full(200, -1.5), "dlr": np.linspace(-3, 0, 200)}
@@ -58,6 +90,8 @@ def calls(bandit_runs):
         ),
         "plot_risk_vs_alpha": lambda ax: plot_risk_vs_alpha(alphas, {"m": mc}, ax=ax),
         "plot_deployment_vs_alpha": lambda ax: plot_deployment_vs_alpha(alphas, mc, ax=ax),
+        "plot_group_deployment": lambda ax: plot_group_deployment(grouped_sdr, X_test, y_test,
+                                                                  ax=ax),
     }
 
 
@@ -183,6 +217,65 @@ def test_score_plot_errors(plt):
         plot_deployment_vs_alpha([0.1], {"m": [0.1 + 1j]})  # complex: ValueError, as sklearn
     with pytest.raises(TypeError, match="real numbers"):
         plot_deployment_vs_alpha([0.1], {"m": ["0.1"]})
+
+
+def _risk_axes(ax):
+    (right,) = [a for a in ax.get_shared_x_axes().get_siblings(ax) if a is not ax]
+    return right
+
+
+def test_group_deployment_bars_risk_markers_and_alpha_line(plt, grouped_sdr):
+    X, y = _grouped_rows(1, 300)
+    # SCoRESDR draws fresh boosting uniforms per call: refit, then decide once by hand and
+    # once in the plot (the first call after each fit draws the same uniforms)
+    deploy = grouped_sdr.fit(*_grouped_rows(0, 1500)).decide(X)
+    ax = plot_group_deployment(grouped_sdr.fit(*_grouped_rows(0, 1500)), X, y)
+    g = _group(X)
+    shares = [deploy[g == k].mean() for k in range(3)]
+    np.testing.assert_allclose([p.get_height() for p in ax.patches], shares)
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["0", "1", "2"]
+    assert ax.get_xlabel() == "group" and ax.get_ylabel() == "deployed share"
+    right = _risk_axes(ax)
+    markers, line = right.get_lines()
+    sdr = [y[deploy & (g == k)].mean() for k in range(3)]  # risk among deployed
+    np.testing.assert_allclose(markers.get_ydata(), sdr)
+    assert "one draw" in markers.get_label() and "risk among deployed" in right.get_ylabel()
+    np.testing.assert_array_equal(line.get_ydata(), [0.1, 0.1])
+    assert line.get_linestyle() == "--"
+    labels = [t.get_text() for t in right.get_legend().get_texts()]
+    assert labels == ["deployed share", "realized risk among deployed (one draw)", "alpha = 0.1"]
+
+
+def test_group_deployment_without_labels_or_groups_and_mdr(plt):
+    X, y = _grouped_rows(2, 1500)
+    X_test, y_test = _grouped_rows(3, 200)
+    # an estimator fitted without groups: the groups to show are passed in
+    mdr = SCoREMDR(_ZeroModel(), risk_score=_score, alpha=0.1).fit(X, y)
+    with pytest.raises(ValueError, match="fitted without groups: pass `groups`"):
+        plot_group_deployment(mdr, X_test)
+    ax = plot_group_deployment(mdr, X_test, groups=_group(X_test))
+    assert len(ax.get_shared_x_axes().get_siblings(ax)) == 1  # no labels: no risk axis
+    deploy, g = mdr.decide(X_test), _group(X_test)
+    np.testing.assert_allclose([p.get_height() for p in ax.patches],
+                               [deploy[g == k].mean() for k in range(3)])
+    ax = plot_group_deployment(mdr, X_test, y_test, groups=_group)
+    (markers, _) = _risk_axes(ax).get_lines()
+    # MDR: the group's mean of L * deploy, over all its rows
+    np.testing.assert_allclose(markers.get_ydata(),
+                               [np.mean(y_test[g == k] * deploy[g == k]) for k in range(3)])
+    assert "MDR" in markers.get_label()
+
+
+def test_group_deployment_errors(plt, grouped_sdr):
+    X, y = _grouped_rows(1, 50)
+    with pytest.raises(TypeError, match="fitted selective estimator"):
+        plot_group_deployment(object(), X)
+    with pytest.raises(NotFittedError):
+        plot_group_deployment(SCoRESDR(_ZeroModel(), groups=_group), X)
+    with pytest.raises(ValueError, match=r"one label per row of X: 50 rows, but got shape \(3,\)"):
+        plot_group_deployment(grouped_sdr, X, groups=[0, 1, 2])
+    with pytest.raises(ValueError, match="`X` has 50 rows but `y` has 49"):
+        plot_group_deployment(grouped_sdr, X, y[:49])
 
 
 # ------------------------------------------------------------------ bandits

@@ -194,6 +194,7 @@ FROZEN = [
     "sklearn_riskcontrol.plotting:plot_deployment_vs_alpha",
     "sklearn_riskcontrol.plotting:plot_eprocess",
     "sklearn_riskcontrol.plotting:plot_evaluations_per_model",
+    "sklearn_riskcontrol.plotting:plot_group_deployment",
     "sklearn_riskcontrol.plotting:plot_regret",
     "sklearn_riskcontrol.plotting:plot_rho_weights",
     "sklearn_riskcontrol.plotting:plot_risk_vs_alpha",

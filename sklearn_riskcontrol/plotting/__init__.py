@@ -1,6 +1,7 @@
 """Figures for the methods of the library, as in their papers.
 
-* SCoRE: :func:`plot_risk_vs_alpha`, :func:`plot_deployment_vs_alpha`;
+* SCoRE: :func:`plot_risk_vs_alpha`, :func:`plot_deployment_vs_alpha`,
+  :func:`plot_group_deployment`;
 * R-AutoEval(+): :func:`plot_eprocess`, :func:`plot_rho_weights`;
 * SPS (online prediction sets): :func:`plot_thresholds`, :func:`plot_coverage`,
   :func:`plot_set_size`, :func:`plot_regret`;
@@ -15,7 +16,7 @@ given as ``ax=`` (default: a new figure), labels the axes, adds a legend when cu
 from ._autoeval import plot_eprocess, plot_rho_weights
 from ._bandits import plot_accuracy_vs_budget, plot_evaluations_per_model
 from ._online import plot_coverage, plot_regret, plot_set_size, plot_thresholds
-from ._score import plot_deployment_vs_alpha, plot_risk_vs_alpha
+from ._score import plot_deployment_vs_alpha, plot_group_deployment, plot_risk_vs_alpha
 
 __all__ = [
     "plot_thresholds",
@@ -28,4 +29,5 @@ __all__ = [
     "plot_evaluations_per_model",
     "plot_risk_vs_alpha",
     "plot_deployment_vs_alpha",
+    "plot_group_deployment",
 ]

@@ -1,18 +1,23 @@
-"""Figures of SCoRE (selective deployment): realized risk and deployment rate against alpha.
+"""Figures of SCoRE (selective deployment): realized risk and deployment rate against alpha,
+and deployment per group.
 
-Both functions take the nominal levels ``alphas`` and, per method, the realized quantity of each
-Monte-Carlo repetition at each level (shape ``(n_repetitions, n_alphas)``), e.g. computed with
+:func:`plot_risk_vs_alpha` and :func:`plot_deployment_vs_alpha` take the nominal levels
+``alphas`` and, per method, the realized quantity of each Monte-Carlo repetition at each level
+(shape ``(n_repetitions, n_alphas)``), e.g. computed with
 :func:`~sklearn_riskcontrol.metrics.realized_mdr`, :func:`~sklearn_riskcontrol.metrics.realized_sdr`
 and :func:`~sklearn_riskcontrol.metrics.deployment_rate` on held-out labels. They draw the mean
 over the repetitions with error bars of ``n_se`` standard errors of that mean.
+:func:`plot_group_deployment` takes a fitted selective estimator and test rows.
 """
 
 import numpy as np
+from sklearn.utils.validation import check_is_fitted
 
-from .._validation import _as_1d_float, check_number
+from .._validation import _as_1d_float, check_labels, check_number
+from ..selective._groups import group_report
 from ._common import as_curves, finish_axes, get_ax
 
-__all__ = ["plot_risk_vs_alpha", "plot_deployment_vs_alpha"]
+__all__ = ["plot_risk_vs_alpha", "plot_deployment_vs_alpha", "plot_group_deployment"]
 
 _RISK_LABELS = {
     "mdr": "realized MDR  mean(L * deploy)",
@@ -161,3 +166,96 @@ def plot_deployment_vs_alpha(alphas, rates, *, ylabel="deployment rate", n_se=2.
     ax = get_ax(ax)
     _draw(ax, alphas, curves)
     return finish_axes(ax, "alpha", ylabel)
+
+
+def plot_group_deployment(estimator, X, y=None, *, groups=None, ax=None):
+    """Deployed share per group, and with labels the realized risk of each group (one draw).
+
+    Bars: the share of each group's rows of ``X`` that ``estimator.decide(X)`` deploys. With
+    ``y``, markers on a second y axis (right): the realized risk of each group on these rows,
+    with a dashed line at ``alpha``. For an SDR estimator (:class:`~sklearn_riskcontrol.SCoRESDR`,
+    :class:`~sklearn_riskcontrol.ConcentrationSDR`) that is the risk among the group's deployed
+    rows (no marker when the group deploys nothing); for an MDR one the group's mean of
+    ``L * deploy``. It is **one draw**: SCoRE bounds its expectation over calibration and test
+    data, the PAC estimators bound the population risk with probability ``1 - delta``, so a
+    marker may lie above the line by chance; a group whose markers lie above it over repeated
+    draws is not controlled. Fitted with ``groups=`` the guarantee holds within each group;
+    without, only over all rows together (pass ``groups`` here to see how each group fares).
+
+    Parameters
+    ----------
+    estimator : fitted SCoREMDR, SCoRESDR, ConcentrationMDR or ConcentrationSDR
+    X : array-like of shape (m, n_features)
+        Test rows (one batch: SCoRESDR decides the batch together).
+    y : array-like of shape (m,), optional
+        Their labels; the realized risk is drawn only when given.
+    groups : array-like of shape (m,) or callable, optional
+        Group label of each row of ``X`` (or a callable ``X -> labels``). Default: the groups
+        of the estimator's own ``groups`` rule (required when it was fitted without groups).
+    ax : matplotlib.axes.Axes, optional
+        Axes of the bars; default: a new figure. The risk axis is its twin.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes of the bars.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from sklearn.datasets import load_digits
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.model_selection import train_test_split
+    >>> from sklearn_riskcontrol import SCoRESDR
+    >>> from sklearn_riskcontrol.plotting import plot_group_deployment
+    >>> X, y = load_digits(return_X_y=True)
+    >>> X_fit, X_rest, y_fit, y_rest = train_test_split(X, y, train_size=600, random_state=0)
+    >>> X_cal, X_test, y_cal, y_test = train_test_split(X_rest, y_rest, test_size=500,
+    ...                                                 random_state=0)
+    >>> model = LogisticRegression(max_iter=2000).fit(X_fit, y_fit)
+    >>> sdr = SCoRESDR(model, alpha=0.05, groups="predicted_class", random_state=0)
+    >>> ax = plot_group_deployment(sdr.fit(X_cal, y_cal), X_test, y_test)
+    >>> [t.get_text() for t in ax.get_xticklabels()]
+    ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9']
+    >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
+    """
+    if not hasattr(estimator, "decide") or not hasattr(estimator, "_risks"):
+        raise TypeError(
+            "`estimator` must be a fitted selective estimator (SCoREMDR, SCoRESDR, "
+            f"ConcentrationMDR, ConcentrationSDR); got a {type(estimator).__name__}."
+        )
+    check_is_fitted(estimator, "cal_risks_")
+    if y is not None:
+        y = check_labels(y)
+    table = group_report(estimator, X, y, groups)
+    share = table["deployed_share"].to_numpy()
+    k = share.shape[0]
+    ax = get_ax(ax)
+    x = np.arange(k)
+    ax.bar(x, share, color="C0", alpha=0.75, label="deployed share")
+    ax.set_xticks(x, [str(v) for v in table.index.tolist()])
+    if y is None:
+        ax.set_ylim(0, 1.05)
+        return finish_axes(ax, "group", "deployed share")
+    if "risk_among_deployed" in table:
+        risk, what = table["risk_among_deployed"].to_numpy(), "risk among deployed"
+    else:
+        risk, what = table["mdr"].to_numpy(), "MDR mean(L * deploy)"
+    right = ax.twinx()
+    right.plot(x, risk, "o", color="C3", markersize=7, label=f"realized {what} (one draw)")
+    right.axhline(estimator.alpha, color="black", linestyle="--", linewidth=1,
+                  label=f"alpha = {estimator.alpha:g}")
+    top = np.nanmax(np.r_[risk, estimator.alpha]) if np.isfinite(risk).any() else estimator.alpha
+    # headroom above the bars (share <= 1) and the markers for the legend
+    ax.set_ylim(0, 1.35)
+    right.set_ylim(0, 1.6 * top)
+    right.set_ylabel(f"realized {what} (one draw)")
+    handles, texts = ax.get_legend_handles_labels()
+    more = right.get_legend_handles_labels()
+    right.legend(handles + more[0], texts + more[1], loc="upper left", fontsize="small")
+    ax.set_xlabel("group")
+    ax.set_ylabel("deployed share")
+    return ax
+
+

@@ -30,6 +30,7 @@ from .._wrapping import (
     tags_or_none,
 )
 from ..risks import RISK_NAMES, make_risk
+from ._groups import GROUPS_CONSTRAINT, check_groups_inputs, fit_groups, group_report
 
 __all__ = ["pipeline_decide"]
 
@@ -50,6 +51,7 @@ class _DeploymentBase(MetaEstimatorMixin, BaseEstimator):
         "risk": [StrOptions(set(RISK_NAMES)), callable],
         "risk_score": [StrOptions({"proba"}), HasMethods(["predict"]), callable],
         "alpha": [Interval(Real, 0, 1, closed="neither")],
+        "groups": GROUPS_CONSTRAINT,
         "calib_size": [Interval(Real, 0, 1, closed="neither")],
         "random_state": RANDOM_STATE,
         "n_jobs": [Integral, None],
@@ -84,12 +86,15 @@ class _DeploymentBase(MetaEstimatorMixin, BaseEstimator):
         self
         """
         X, y, shift_weights = self._check_fit_inputs(X, y, shift_weights)
+        check_groups_inputs(self, shift_weights, X_target)
         X_cal, y_cal, idx_cal = self._calibration_rows_and_models(X, y, X_target)
         self.cal_risks_ = self._risks(X_cal, y_cal)
         self._warn_degenerate_risks()
         self.cal_scores_ = self._calibration_scores(X_cal, y_cal)
         self.cal_weights_ = self._calibration_weights(X_cal, idx_cal, shift_weights)
         self.n_calibration_ = n_rows(X_cal)
+        # groups of the calibration rows, after the split (the same rows as without groups)
+        fit_groups(self, X_cal)
         self._calibration_rows = idx_cal  # rows of X that calibrate (auto_evaluator's judge)
         copy_feature_info(self, self.estimator_, X)
         if self.verbose:
@@ -282,6 +287,36 @@ class _DeploymentBase(MetaEstimatorMixin, BaseEstimator):
         return None
 
     # -- delegation ----------------------------------------------------------------------------
+    def group_report(self, X, y=None, *, groups=None):
+        """Per-group deployment on rows ``X``: one row per group, as a pandas DataFrame.
+
+        Columns: ``n_rows`` (rows of ``X`` in the group), ``deployed_share`` (of them,
+        deployed by ``decide(X)``, one batch); for an estimator fitted with ``groups`` and no
+        ``groups`` given here, ``n_calibration`` (0 for a group unseen in calibration, which
+        abstains) and, for the PAC estimators, ``threshold`` (the group's certified threshold,
+        -inf when it abstains); with ``y``, the realized risk of the group on these rows,
+        ``risk_among_deployed`` (SDR; NaN when nothing is deployed) or ``mdr`` (the mean of
+        ``L * deploy``). A realized risk is **one draw**: the guarantee bounds its expectation
+        (SCoRE) or the population risk with probability ``1 - delta`` (PAC), so one value may
+        exceed ``alpha`` by chance.
+
+        Parameters
+        ----------
+        X : array-like of shape (m, n_features)
+            Rows to decide on (one batch).
+        y : array-like of shape (m,), optional
+            Their labels, for the realized risk.
+        groups : array-like of shape (m,) or callable, optional
+            Group label of each row (or ``X -> labels``); default: the estimator's ``groups``
+            rule (required when it was fitted without groups).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by group label (sorted).
+        """
+        return group_report(self, X, y, groups)
+
     def predict(self, X):
         """Predictions of the wrapped model (guarantees live in :meth:`decide`)."""
         check_is_fitted(self, "estimator_")
@@ -309,6 +344,8 @@ class _DeploymentBase(MetaEstimatorMixin, BaseEstimator):
         return float(np.mean(self.decide(X, **kwargs)))
 
     def _warn_nothing(self, reason):
+        if getattr(self, "_silent", False):  # one group's view: the grouped caller warns once
+            return
         warn(f"{type(self).__name__} deploys on no test point at alpha={self.alpha}: {reason}")
 
     def __sklearn_tags__(self):

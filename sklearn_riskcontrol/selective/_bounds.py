@@ -34,7 +34,7 @@ from .._validation import (
     show,
     warn,
 )
-from ._ltt import PVALUE_BOUNDS, select, threshold_pvalues
+from ._ltt import PVALUE_BOUNDS, PVALUES_OF_SUMS, select, threshold_pvalues
 
 __all__ = ["ConcentrationResult", "concentration_threshold"]
 
@@ -48,11 +48,26 @@ _JUDGE_BOUNDS = ("rautoeval", "rautoeval_or_binomial", "rautoeval_or_hoeffding_b
 # judge is good, grows fast enough that the 10x smaller level costs only log(10) of wealth.
 _LABELS_SHARE = 0.9
 _PROCEDURES = ("auto", "union", "fixed_sequence", "fallback")
-# procedure="auto" for the p-value bounds, chosen by measurement
-# (benchmarks/bench_pac_selective.py):
-# MDR(t) is monotone, so fixed-sequence testing over all thresholds; SDR(t) is not, and its safest
-# thresholds hold few calibration points, so the fallback procedure on the fixed grid.
+# procedure="auto" for the p-value bounds: fixed-sequence testing for MDR (monotone risk, every
+# threshold); for SDR the fallback procedure, on the calibration scores for the bounds below
+# (_score_grid, _MAIN_SHARE), chosen by measurement (benchmarks/bench_pac_selective.py, issue 25).
 _DEFAULT_PROCEDURE = {"mdr": "fixed_sequence", "sdr": "fallback"}
+# p-values that are functions of (n_t, sum of the losses below t), valid for independent losses
+# with the required *average* mean: the SDR default grid may be read off the scores (see
+# concentration_threshold for when that is exact).
+_SCORE_GRID_BOUNDS = tuple(PVALUES_OF_SUMS)
+# Fallback on the score grid, weights fixed on ranks (_rank_weights): 0.7 on one rank, the first
+# that can reject at 0.7 delta but not below a fifth of the calibration points (an error among a
+# confident model's few safest points, e.g. label noise, then does not cost that share), and 0.3
+# on the ranks k n / 100 with weights 0.95**j (a score whose safest points are not the safest,
+# e.g. a regressor's risk score, or a model that can deploy only a few points, starts there).
+# Chosen by measurement (benchmarks/bench_pac_selective.py) against fixed sequence, first shares
+# .05-.7 on the first rejectable rank with tails halving every 0.5-4 m ranks, and dyadic,
+# geometric and 50-1000-point rank grids.
+_MAIN_SHARE = 0.7
+_MAIN_RANK = 0.2
+_COARSE_RANKS = 100
+_COARSE_DECAY = 0.95
 # Fallback weights w_k proportional to _FALLBACK_DECAY**k along the ascending grid (fixed in
 # advance): more level on the safer thresholds, where the search starts, without betting it all
 # on the first one (measured against equal weights and decays .95-.99 in the same benchmark).
@@ -122,14 +137,69 @@ def _check_option(value, name, allowed):
     return value.lower()
 
 
-def _check_grid(grid, target, bound, S, procedure="union"):
+def _rank_weights(n, alpha, delta, bound, procedure):
+    """Fallback weights of the score grid on the ranks ``1..n`` (the ``k``-th smallest score),
+    fixed by ``(n, alpha, delta, bound)`` alone: ``(m, cum)``, ``cum[k - 1] = w_1 + ... + w_k``
+    (normalised) and ``m`` the first rank at which ``delta * cum`` could reject with no error,
+    where the grid starts (see ``_MAIN_SHARE``). Fixed-sequence testing is the fallback with
+    all the weight on the first rank that can reject at ``delta``."""
+    zero = PVALUES_OF_SUMS[bound](np.zeros(n), np.arange(1, n + 1), alpha)
+    w = np.zeros(n)
+    if procedure == "fixed_sequence":
+        can = zero <= delta
+        if can.any():
+            w[np.argmax(can)] = 1.0
+    else:
+        can = zero <= delta * _MAIN_SHARE
+        if can.any():
+            w[max(int(np.argmax(can)), round(_MAIN_RANK * n) - 1)] = _MAIN_SHARE
+        ranks = np.unique(np.round(np.arange(1, _COARSE_RANKS + 1) * n / _COARSE_RANKS))
+        decay = _COARSE_DECAY ** np.arange(ranks.size)
+        w[ranks.astype(np.int64) - 1] += (1.0 - _MAIN_SHARE) * decay / decay.sum()
+    cum = np.cumsum(w)
+    if not cum[-1]:
+        return n + 1, cum
+    cum /= cum[-1]
+    start = zero <= delta * cum
+    return (int(np.argmax(start)) + 1 if start.any() else n + 1), cum
+
+
+def _score_grid(S, m):
+    """SDR default grid: the distinct calibration scores from the ``m``-th smallest on. Below
+    ``S_(m)`` fewer than ``m`` points are deployed, so no ``H_t`` can be rejected there;
+    between consecutive scores the p-value does not change, so these points test every
+    threshold from ``S_(m)`` up. Read off the scores, never the labels."""
+    s = np.sort(S)
+    # none can: the largest score alone (nothing is certified, and the warning says why)
+    return np.unique(s[m - 1:]) if m <= s.shape[0] else s[-1:]
+
+
+def _score_grid_weights(n_points, cum):
+    """Weights of the score grid's thresholds: the rank weights each one adds to the deployed
+    set (several ranks when scores tie; the first threshold also those below it, all 0)."""
+    if not cum.any():
+        return np.ones(n_points.shape[0])
+    return np.diff(np.r_[0.0, cum[np.asarray(n_points, dtype=np.int64) - 1]])
+
+
+def _uses_score_grid(target, bound, procedure):
+    return target == "sdr" and bound in _SCORE_GRID_BOUNDS and procedure in (
+        "fixed_sequence", "fallback")
+
+
+def _check_grid(grid, target, bound, S, procedure="union", alpha=None, delta=None):
     """Sorted distinct grid; the default of ``(target, bound, procedure)`` when ``grid`` is None."""
     if grid is None:
         if bound == "rademacher":
             return np.unique(S)
+        if _uses_score_grid(target, bound, procedure):
+            return _score_grid(S, _rank_weights(S.shape[0], alpha, delta, bound, procedure)[0])
         if target == "mdr" and procedure == "fixed_sequence" and bound not in _JUDGE_BOUNDS:
-            # MDR(t) is nondecreasing in t: fixed-sequence testing over *all* thresholds is
-            # valid (every t below the smallest score tests like the first point).
+            # Every t below the smallest score tests like the first point, and the p-value at t
+            # changes only at a score: this is fixed-sequence testing of every real t in
+            # increasing order, a data-independent order. MDR(t) nondecreasing makes the true
+            # nulls {t > t*}, so an error rejects the fixed thresholds just above t*: valid for
+            # any p-value valid at each fixed t (monotone p-values, e.g. not WSR's, not needed).
             u = np.unique(S)
             return np.r_[np.nextafter(u[0], -np.inf), u]
         lo, hi = float(S.min()), float(S.max())
@@ -254,15 +324,70 @@ def concentration_threshold(
 
     Defaults (``bound="auto"``, ``procedure="auto"``): ``"binomial"`` when every calibration
     loss is 0 or 1 (e.g. ``risk="zero_one"``), else ``"hoeffding_bentkus"``; for MDR,
-    fixed-sequence testing over *all* thresholds (grid = the calibration scores, valid because
-    ``MDR(t)`` is nondecreasing in ``t``, as in Bates et al.'s RCPS); for SDR, the fallback
-    procedure on ``np.linspace(0, 1, 100)``. Chosen by measurement
-    (``benchmarks/bench_pac_selective.py``, random forest on digits and letter, alpha in
-    {.01, .02, .03}, delta = .1, 100 shuffled splits): the fallback deploys within .002 of
-    fixed-sequence testing on letter and .88-.96 on digits, where fixed-sequence testing
-    deploys nothing (its first threshold holds too few calibration points); equal weights lose
-    up to .005 on letter, decays .95-.97 up to .8 on digits; the exact binomial test deploys
-    more than Hoeffding-Bentkus, and WSR is no better on 0/1 losses and 10-100x slower.
+    fixed-sequence testing over *all* thresholds (grid = the calibration scores; valid because
+    ``MDR(t)`` is nondecreasing in ``t``, for any p-value valid at each fixed ``t``: between
+    two scores the p-value does not change, so this tests every real threshold in increasing
+    order, and an error rejects the fixed thresholds just above the largest one with
+    ``MDR <= alpha``; no monotonicity of the p-values in ``t`` is needed, so ``"wsr"``
+    qualifies); for SDR with ``"binomial"``, ``"hoeffding_bentkus"`` or ``"hoeffding"``
+    (``procedure="fixed_sequence"`` or ``"fallback"``), the **score grid**: the distinct
+    calibration scores from the ``m``-th smallest on, ``m`` the fewest losses whose p-value
+    can reach the first threshold's level when all are 0 (below it no threshold can be
+    rejected, and such a first hypothesis would end fixed-sequence testing at once), tested in
+    increasing order. The fallback weights are fixed on the *ranks* of the scores, from ``n``,
+    ``alpha``, ``delta`` and ``bound`` alone: 0.7 on the first rank that could reject at
+    ``0.7 delta`` with no error, but not below rank ``0.2 n`` (so that an error among a
+    confident model's few safest points, e.g. label noise, does not cost that share), and 0.3 on
+    the ranks ``round(k n / 100)``, ``k = 1..100``, with weights proportional to ``0.95**j``
+    (where a run of rejections opens when the safest scores are not the safest points, or when
+    little can be deployed); the grid opens at the first rank where the weight of the ranks up to
+    it could reject with no error, and a threshold gets the weights of the ranks it adds
+    (several when scores tie). Chosen by measurement (``benchmarks/bench_pac_selective.py``,
+    issue 25; see ``benchmarks/RESULTS.md``) on twelve models x data sets (logistic regression,
+    calibrated boosting, random forests, naive Bayes, k-NN, an MLP and a ridge risk score of a
+    diamond-price regressor, on digits, letter, diamonds and a label-noise simulation), against
+    fixed-sequence testing (stopped by an error among the safest points: .39 deployed against
+    .85 on the calibrated boosting), a first share of 0.05-0.5 on the first rejectable rank
+    with the rest halving every ``0.5-4 m`` ranks (about .01 against .22 on the risk score,
+    whose safest scores hold the riskiest points) and dyadic, geometric and 50-1000-point rank
+    grids;
+    then checked on five held-out cases it was not chosen on (same benchmark): at least as much
+    as the best of MAPIE 1.6's controllers on four, less on one (a risk score that can deploy
+    only its safest ~5%, where MAPIE's fixed sequence, all of ``delta`` on its first threshold,
+    deployed .045 and this default .009).
+
+    **When a grid read off the scores keeps the SDR guarantee.** The grid, its order and the
+    weights depend on the calibration *scores* (and on ``n``, ``alpha``, ``delta``, ``bound``),
+    never on the labels; the p-value at a *fixed* ``t`` is valid given ``n_t``, but a threshold
+    read off the scores is not fixed. The guarantee ``P(SDR*(t_hat) > alpha) <= delta`` for
+    the population ``SDR*(t) = E[L | s(X) <= t]`` still holds exactly, in finite samples, when
+    **the score orders the risk**: ``r(s) = E[L | s(X) = s]`` is nondecreasing in ``s``. Then
+    ``SDR*`` is nondecreasing, the false thresholds are those above a fixed ``t*``, and the
+    losses of the points the tests use beyond ``t*`` have means at least ``alpha``:
+
+    * fixed-sequence testing (any score distribution, ties included): an error means either
+      that the fixed point ``t*`` was rejected, with the p-value of the ``n_{t*}`` points below
+      it (valid given ``n_{t*}``), or that the first grid point, the ``m``-th smallest score,
+      lies above ``t*`` and was rejected, which given that score has probability at most
+      ``delta``; the two cases are disjoint;
+    * the fallback (scores with a continuous distribution, so no ties): given ``n_{t*}`` and
+      the scores above ``t*``, the first false grid point and every later one are tested on
+      losses with means at least ``alpha``, at levels that sum to at most ``delta`` because the
+      weights are fixed on ranks (the closed-testing argument of Wiens 2003).
+
+    When the score does not order the risk (or for the fallback with tied scores), the
+    family-wise error is exactly at most ``delta`` *given the scores* for the calibration
+    points' own expected loss ``(1/n_t) sum_{S_i <= t} r(S_i)`` (the binomial p-value for
+    ``delta < 1/2``, Hoeffding 1956, and Hoeffding-Bentkus, Bentkus 2004, stay valid for
+    independent losses whose average mean exceeds ``alpha``), which differs from ``SDR*(t)``
+    by the sampling of the scores below ``t``; in Monte Carlo with known risk functions (one
+    nondecreasing with continuous and with 25 tied scores, one whose ``SDR*`` dips below
+    ``alpha`` right where the grid starts, one at the boundary) ``P(SDR*(t_hat) > alpha)``
+    stayed within ``delta`` plus 3 standard errors (``tests/test_concentration_default.py``).
+    Where exactness matters more than robustness to early errors and the score may tie, pass
+    ``procedure="fixed_sequence"``. WSR's and R-AutoEval+'s p-values bet on the losses in
+    order, which needs identically distributed losses: they keep the fixed grid.
+
     ``bound="auto"`` relies on the loss being binary *by construction*: pass
     ``"hoeffding_bentkus"`` for a loss that may take values strictly between 0 and 1.
 
@@ -288,10 +413,11 @@ def concentration_threshold(
     ``0.1 delta`` (fixing the split in advance is what keeps it valid; taking the better of the
     two after seeing the data would not be).
 
-    **What the grid and its order may depend on.** For ``"union"``, ``"fixed_sequence"`` and
-    ``"fallback"`` on SDR, the grid, its order (ascending) and the weights must be fixed before
-    seeing the calibration data, *labels and scores*: the SDR p-value at ``t`` is valid given
-    ``n_t`` only, and a grid built from the calibration scores would condition on more. They may
+    **What a grid passed by the user may depend on.** For ``"union"``, ``"fixed_sequence"``
+    and ``"fallback"`` on SDR, a grid passed as ``grid=``, its order (ascending) and the
+    weights should be fixed before seeing the calibration data, *labels and scores*: the SDR
+    p-value at ``t`` is valid given ``n_t`` only (exactly, for the population risk); the
+    default score grid above is the exception, with the guarantee stated there. They may
     depend on anything independent of the calibration data: known bounds of the score (the
     default ``[0, 1]`` grid of ``risk_score="proba"``), the model's training data, or unlabeled
     data not used for calibration. MDR with fixed-sequence testing is the exception (monotone
@@ -323,9 +449,11 @@ def concentration_threshold(
         Failure probability.
     grid : array-like of shape (g,), optional
         Candidate thresholds (sorted and de-duplicated; ``|G|`` is the number of distinct
-        points). Except for ``"rademacher"`` and for MDR with ``"fixed_sequence"``, it must not
-        depend on the calibration data (see above), and it is required when the scores are not
-        in [0, 1].
+        points). It must not depend on the calibration data (see above). Default: the
+        calibration scores for ``"rademacher"``, for MDR with ``"fixed_sequence"`` and for SDR
+        with the score grid (see above); otherwise ``np.linspace(0, 1, 101)`` (MDR) or
+        ``np.linspace(0, 1, 100)`` (SDR), and then ``grid`` is required for scores outside
+        [0, 1].
     n_draws : int, default=100
         Number of Rademacher sign vectors used to estimate the complexities (``"rademacher"``
         only; the paper uses 100).
@@ -393,14 +521,14 @@ def concentration_threshold(
     >>> round(res.threshold, 3)
     0.566
     >>> # Default: exact binomial p-values (0/1 losses); MDR by fixed-sequence testing over all
-    >>> # thresholds, SDR by the fallback procedure on linspace(0, 1, 100). Same guarantee
+    >>> # thresholds, SDR by the fallback procedure over the calibration scores. Same guarantee
     >>> # (risk at t_hat <= alpha with probability >= 0.9), larger thresholds:
     >>> res = concentration_threshold(risks, scores, alpha=0.2, target="mdr")
     >>> res.bound, res.procedure, round(res.threshold, 3)
     ('binomial', 'fixed_sequence', 0.61)
     >>> res = concentration_threshold(risks, scores, alpha=0.4, target="sdr")
     >>> res.procedure, round(res.threshold, 3)
-    ('fallback', 0.768)
+    ('fallback', 0.773)
     >>> # Prediction-powered (R-AutoEval+ p-values): 300 labels, 3000 points labeled by a
     >>> # judge that agrees with the truth 95% of the time. Same guarantee, SDR at t_hat <= 0.4
     >>> # with probability >= 0.9 over the labeled and unlabeled data.
@@ -413,7 +541,7 @@ def concentration_threshold(
     ...                               unlabeled_scores=u_scores)
     >>> lab = concentration_threshold(risks[:300], scores[:300], alpha=0.4, target="sdr")
     >>> ppi.bound, round(ppi.threshold, 3), round(lab.threshold, 3)
-    ('rautoeval_or_binomial', 0.636, 0.616)
+    ('rautoeval_or_binomial', 0.636, 0.62)
     """
     alpha = check_level(alpha, "alpha")
     delta = check_level(delta, "delta")
@@ -433,10 +561,12 @@ def concentration_threshold(
         bound = _resolve_bound(bound, L)
     procedure = _resolve_procedure(procedure, bound, target)
     n = L.shape[0]
-    G = _check_grid(grid, target, bound, S, procedure)
+    G = _check_grid(grid, target, bound, S, procedure, alpha, delta)
     if (bound in PVALUE_BOUNDS or bound in _JUDGE_BOUNDS) and not (
             bound == "hoeffding" and procedure == "union"):
-        return _ltt_threshold(L, S, G, alpha, delta, target, bound, procedure, judge)
+        return _ltt_threshold(L, S, G, alpha, delta, target, bound, procedure, judge,
+                              score_grid=grid is None and _uses_score_grid(target, bound,
+                                                                           procedure))
     l_bar, p_bar = _empirical_means_on_grid(L, S, G)
 
     if bound == "hoeffding":
@@ -553,7 +683,8 @@ def _resolve_procedure(procedure, bound, target):
     return procedure
 
 
-def _ltt_threshold(L, S, G, alpha, delta, target, bound, procedure, judge=None):
+def _ltt_threshold(L, S, G, alpha, delta, target, bound, procedure, judge=None,
+                   score_grid=False):
     """Learn-then-Test: p-values on the grid (ascending = safest first), then the procedure."""
     J, U, T = (None, None, None) if judge is None else judge
     level = delta / G.shape[0] if procedure == "union" else delta
@@ -572,7 +703,11 @@ def _ltt_threshold(L, S, G, alpha, delta, target, bound, procedure, judge=None):
         p_labels, _ = threshold_pvalues(L, S, G, alpha, target=target, bound=labels_bound,
                                         delta=level * _LABELS_SHARE)
         pvals = np.minimum(1.0, np.minimum(p_labels / _LABELS_SHARE, pvals / judge_share))
-    weights = _FALLBACK_DECAY ** np.arange(G.shape[0]) if procedure == "fallback" else None
+    weights = None
+    if procedure == "fallback":
+        weights = (_score_grid_weights(
+            n_points, _rank_weights(L.shape[0], alpha, delta, bound, procedure)[1])
+            if score_grid else _FALLBACK_DECAY ** np.arange(G.shape[0]))
     rejected = select(pvals, delta, procedure, weights)
     if rejected.any():
         threshold = float(G[np.flatnonzero(rejected)[-1]])

@@ -346,6 +346,26 @@ def rautoeval_pvalues(cal_risks, cal_scores, cal_judge_risks, unlabeled_judge_ri
     return p, n_unl
 
 
+#: p-values that are functions of ``(loss sum, n)`` only: valid for independent losses whose
+#: average mean exceeds ``alpha`` (used by the score grid of ``concentration_threshold``).
+PVALUES_OF_SUMS = {"binomial": binomial_pvalues, "hoeffding_bentkus": hb_pvalues,
+                   "hoeffding": hoeffding_pvalues}
+
+
+def zero_loss_count(bound, alpha, level):
+    """Fewest losses, all 0, whose ``bound`` p-value (a key of :data:`PVALUES_OF_SUMS`) is at
+    most ``level``: fewer points can never reject ``H_t``."""
+    # closed forms ((1 - alpha)^n for the binomial and Hoeffding-Bentkus p-values at 0 losses,
+    # exp(-2 n alpha^2) for Hoeffding), then the exact first count around them
+    if bound == "hoeffding":
+        guess = np.log(1.0 / level) / (2.0 * alpha**2)
+    else:
+        guess = np.log(level) / np.log1p(-alpha)
+    counts = np.arange(max(1, int(np.floor(guess)) - 2), int(np.ceil(guess)) + 3)
+    ok = PVALUES_OF_SUMS[bound](np.zeros(counts.shape[0]), counts, alpha) <= level
+    return int(counts[np.argmax(ok)]) if ok.any() else int(counts[-1])
+
+
 def threshold_pvalues(cal_risks, cal_scores, grid, alpha, *, target="sdr",
                       bound="hoeffding_bentkus", delta=0.1, cal_judge_risks=None,
                       unlabeled_judge_risks=None, unlabeled_scores=None,
@@ -446,11 +466,21 @@ def fallback(pvalues, delta, weights=None):
         raise ValueError("`weights` must hold one non-negative finite weight per p-value, "
                          "with a positive sum.")
     w = w / w.sum()
+    # Inside a run of rejections opened at s the level at j is delta (C_j - C_{s-1}), C the
+    # cumulative weights; a run opens where p_j <= delta w_j and lasts while p_j <= that level.
+    # So the loop is over runs, not over thresholds (the score grid has one per calibration
+    # point).
+    cum = delta * np.cumsum(w)
+    opens = at_most(p, delta * w)
     out = np.zeros(g, dtype=bool)
-    level = 0.0
-    for j in range(g):  # g grid points (about 100), not samples
-        level = delta * w[j] + (level if j and out[j - 1] else 0.0)
-        out[j] = bool(at_most(p[j], level))
+    start = int(np.argmax(opens)) if opens.any() else g
+    while start < g:
+        base = cum[start - 1] if start else 0.0
+        stops = ~at_most(p[start:], cum[start:] - base)
+        end = start + (int(np.argmax(stops)) if stops.any() else g - start)
+        out[start:end] = True
+        later = np.flatnonzero(opens[end + 1:])
+        start = end + 1 + int(later[0]) if later.size else g
     return out
 
 

@@ -12,6 +12,7 @@ from .._validation import (
     check_random_state,
     check_scores,
     show,
+    warn,
 )
 from .._wrapping import (
     chunked_call,
@@ -26,7 +27,9 @@ from ._conformal import (
     sdr_evalues,
 )
 from ..evalues.testing import boost_evalues, ebh
+from ..risks import make_risk
 from ._base import _DeploymentBase, _margin, _shared_params
+from ._groups import by_group, describe_groups, min_rows_for_budget
 
 __all__ = ["SCoREMDR", "SCoRESDR"]
 
@@ -35,6 +38,51 @@ def _check_attainable(est):
     """Raise in ``fit`` if a calibration risk is not among ``attainable`` (Remark 4.1)."""
     if est.attainable is not None:
         _positive_attainable(est.attainable, est.cal_risks_)
+
+
+def _largest_risk(est):
+    """Largest value the infimum of the e-values runs over: 1, or the largest ``attainable``."""
+    values = _positive_attainable(est.attainable, est.cal_risks_)
+    return 1.0 if values is None else float(values[-1])
+
+
+def _warn_small_groups(est):
+    """One warning in ``fit`` naming the groups with too few calibration rows to ever deploy."""
+    need = est._min_calibration_rows()
+    if est.groups is None or need is None:
+        return
+    small = est.group_n_calibration_ < need
+    if small.any():
+        named = describe_groups(est.groups_[small], est.group_n_calibration_[small])
+        warn(
+            f"{type(est).__name__}: {named} "
+            f"{'has' if small.sum() == 1 else 'have'} fewer than the {need} calibration rows a "
+            f"group needs to ever deploy at alpha={est.alpha} (with fewer, even a risk-free "
+            "calibration set leaves the group's e-values short of what deploying needs), so "
+            "their test rows abstain (never deployed). Pass more calibration rows of these "
+            "groups, merge small groups (a callable `groups`), or use a larger alpha."
+        )
+
+
+def _grouped(est, X, shift_weights, method):
+    """``method`` (decide, evalues, decision_function) with ``groups``: each group's rows by
+    the one-group estimator on that group's calibration rows; unseen groups abstain."""
+    check_is_fitted(est, "cal_risks_")
+    if shift_weights is not None:
+        raise ValueError(
+            f"{type(est).__name__}(groups=...) does not support covariate shift: drop "
+            "`shift_weights`, or use groups=None."
+        )
+    if method == "decide":
+        out = by_group(est, X, method, False, bool)
+        if out.size and not out.any():
+            est._warn_nothing(
+                "within no group is a test score low enough for the risk budget calibrated on "
+                "that group's rows (groups with too few calibration rows, named by the warning "
+                "of fit, never deploy)."
+            )
+        return out
+    return by_group(est, X, method, 0.0 if method == "evalues" else -np.inf)
 
 
 @_shared_params
@@ -67,6 +115,20 @@ class SCoREMDR(_DeploymentBase):
         model gives to a label that would make it wrong; a callable ``X -> array (m,
         n_classes)`` gives ``V`` in ``classes_`` order. ``risk_score`` is not used then.
         ``None``: eq. 4.1 with ``risk_score``. See :ref:`score-variants`.
+    groups : None, "predicted_class" or callable, default=None
+        Guarantee within each group (Mondrian calibration). ``None``: one group (the
+        marginal guarantee above). ``"predicted_class"`` (classifiers): a row's group is the
+        class the model predicts; a callable ``X -> array`` gives one group label per row
+        (numbers or strings), for the rows of ``fit`` and of :meth:`decide` alike. A test row
+        of group ``g`` is decided with the calibration rows of group ``g`` only, exactly as
+        ``SCoREMDR`` fitted on those rows and deciding on the test rows of group ``g``. So for
+        every group ``g``, ``E[L_j 1{deploy j}] <= alpha`` for each test row ``j`` of group
+        ``g`` (expectation over the calibration and test rows of the group), when the
+        calibration and test rows of the group are exchangeable (the rule must not be learned
+        from the calibration rows). ``fit`` warns, once, about groups with too few calibration
+        rows to ever deploy (about ``1 / alpha``); their rows abstain, and so do rows of groups
+        not seen in ``fit`` (with a warning). Not combined with covariate shift
+        (``shift_weights``, ``weight_estimator``). See :ref:`score-groups`.
     weight_estimator : probabilistic classifier, optional
         Estimates covariate-shift density ratios by classifying calibration (0) vs test-domain
         (1) rows: ``w = p / (1 - p)``. Fitted ones are used as is; an unfitted one is fitted in
@@ -86,6 +148,10 @@ class SCoREMDR(_DeploymentBase):
     cal_risks_, cal_scores_ : ndarray of shape (n_calibration,)
     cal_weights_ : ndarray or None
     n_calibration_ : int
+    groups_ : ndarray of shape (n_groups,)
+        With ``groups``: the sorted group labels seen in calibration.
+    group_n_calibration_ : ndarray of int, shape (n_groups,)
+        With ``groups``: the number of calibration rows of each group of ``groups_``.
     n_features_in_, feature_names_in_ : copied from the wrapped model
 
     Examples
@@ -127,6 +193,7 @@ class SCoREMDR(_DeploymentBase):
         attainable=None,
         label_score=None,
         weight_estimator=None,
+        groups=None,
         calib_size=0.5,
         random_state=None,
         n_jobs=None,
@@ -140,13 +207,35 @@ class SCoREMDR(_DeploymentBase):
         self.attainable = attainable
         self.label_score = label_score
         self.weight_estimator = weight_estimator
+        self.groups = groups
         self.calib_size = calib_size
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
 
+    _target = "mdr"  # the risk it controls (read by plotting.plot_group_deployment)
+
+    def fit(self, X, y, *, shift_weights=None, X_target=None):
+        super().fit(X, y, shift_weights=shift_weights, X_target=X_target)
+        _warn_small_groups(self)
+        return self
+
+    fit.__doc__ = _DeploymentBase.fit.__doc__
+
     def _gamma(self):
         return self.alpha if self.gamma is None else self.gamma
+
+    def _min_calibration_rows(self):
+        """Fewest calibration rows with which a test point can be deployed (None: unknown)."""
+        level = min(self.alpha, self._gamma())
+        if self.label_score is None:
+            return min_rows_for_budget(_largest_risk(self), level)
+        # label-dependent e-values: each candidate label with positive risk must pass; with a
+        # 0-1 risk and two classes or more every row has one of risk 1
+        classes = getattr(self.estimator_, "classes_", ())
+        if self.risk_ == make_risk("zero_one") and len(classes) >= 2:
+            return min_rows_for_budget(1.0, level)
+        return None
 
     def _per_test_point(self, func, X, shift_weights):
         """Run ``func(test_scores, test_weights)`` over chunks of test points (independent)."""
@@ -230,6 +319,8 @@ class SCoREMDR(_DeploymentBase):
         -------
         ndarray of bool, shape (m,)
         """
+        if self.groups is not None:
+            return _grouped(self, X, shift_weights, "decide")
         if self.label_score is not None:
             risks, V, v = self._label_inputs(X, shift_weights)
             decided = mdr_label_decisions(self.cal_risks_, self.cal_scores_, risks, V, self.alpha,
@@ -258,7 +349,10 @@ class SCoREMDR(_DeploymentBase):
 
     def evalues(self, X, *, shift_weights=None):
         """Risk-adjusted conformal e-values (paper eq. 4.1 / 6.1; eq. 4.3 with
-        ``label_score``): ``E[L_j E_j] <= 1``."""
+        ``label_score``): ``E[L_j E_j] <= 1``; with ``groups``, each group's e-values (0 for a
+        group not seen in calibration)."""
+        if self.groups is not None:
+            return _grouped(self, X, shift_weights, "evalues")
         if self.label_score is not None:
             risks, V, v = self._label_inputs(X, shift_weights)
             return mdr_label_evalues(self.cal_risks_, self.cal_scores_, risks, V, self._gamma(),
@@ -277,6 +371,8 @@ class SCoREMDR(_DeploymentBase):
 
         ``-inf`` marks test points whose e-value is zero (never deployable at any level).
         """
+        if self.groups is not None:
+            return _grouped(self, X, shift_weights, "decision_function")
         e = self.evalues(X, shift_weights=shift_weights)
         return _margin(e, 1.0 / self.alpha, self.decide(X, shift_weights=shift_weights))
 
@@ -329,6 +425,17 @@ class SCoRESDR(_DeploymentBase):
         default (earlier development versions used ``"hete"``).
     weight_estimator : probabilistic classifier, optional
         See :class:`SCoREMDR`.
+    groups : None, "predicted_class" or callable, default=None
+        Guarantee within each group (Mondrian calibration); values as in :class:`SCoREMDR`.
+        The test rows of group ``g`` in a batch are decided by ``SCoRESDR`` fitted on the
+        calibration rows of group ``g`` alone, with e-BH over those test rows only (and, with
+        an int ``random_state``, the same boosting draws as that one-group estimator). So for
+        every group ``g``, the expected risk among the deployed test rows of group ``g``,
+        ``E[sum_{j in g} L_j 1{deploy j} / max(1, #deployed in g)]``, is at most ``alpha``,
+        when the calibration and test rows of the group are exchangeable. ``fit`` warns, once,
+        about groups with too few calibration rows to ever deploy (about ``1 / gamma``, or
+        ``1 / alpha`` without boosting); their rows abstain, as do rows of groups not seen in
+        ``fit`` (with a warning). Not combined with covariate shift. See :ref:`score-groups`.
     calib_size : float in (0, 1), default=0.5
     random_state : int, RandomState instance, numpy.random.Generator or None
         Seed of the split and of the stream of boosting uniforms (fresh uniforms at every call;
@@ -341,6 +448,7 @@ class SCoRESDR(_DeploymentBase):
     Attributes
     ----------
     estimator_, cal_risks_, cal_scores_, cal_weights_, n_calibration_ : see :class:`SCoREMDR`
+    groups_, group_n_calibration_ : see :class:`SCoREMDR` (with ``groups`` only)
 
     Examples
     --------
@@ -380,6 +488,7 @@ class SCoRESDR(_DeploymentBase):
         attainable=None,
         boosting="homo",
         weight_estimator=None,
+        groups=None,
         calib_size=0.5,
         random_state=None,
         n_jobs=None,
@@ -393,6 +502,7 @@ class SCoRESDR(_DeploymentBase):
         self.attainable = attainable
         self.boosting = boosting
         self.weight_estimator = weight_estimator
+        self.groups = groups
         self.calib_size = calib_size
         self.random_state = random_state
         self.n_jobs = n_jobs
@@ -406,10 +516,27 @@ class SCoRESDR(_DeploymentBase):
         super().fit(X, y, shift_weights=shift_weights, X_target=X_target)
         # Advanced at every boosted call: fresh uniforms per batch, replayed by a refit.
         self._boosting_rng = check_random_state(self.random_state)
+        if self.groups is not None:
+            # one stream per group, each seeded like a one-group fit's (with an int seed a
+            # group's draws are exactly those of SCoRESDR fitted on its rows alone)
+            self._group_rngs = [check_random_state(self.random_state) for _ in self.groups_]
+            _warn_small_groups(self)
         return self
 
+    _target = "sdr"  # the risk it controls (read by plotting.plot_group_deployment)
+
+    def _min_calibration_rows(self):
+        """Fewest calibration rows with which a test point can be deployed: a non-zero e-value
+        (boosted), or one reaching ``1 / alpha`` (unboosted)."""
+        gamma = self.alpha if self.gamma is None else self.gamma
+        level = gamma if self.boosting is not None else min(self.alpha, gamma)
+        return min_rows_for_budget(_largest_risk(self), level)
+
     def evalues(self, X, *, shift_weights=None):
-        """Risk-adjusted conformal e-values of the batch (paper eq. 5.1 / 6.2), not boosted."""
+        """Risk-adjusted conformal e-values of the batch (paper eq. 5.1 / 6.2), not boosted;
+        with ``groups``, each group's over its rows of the batch (0 for unseen groups)."""
+        if self.groups is not None:
+            return _grouped(self, X, shift_weights, "evalues")
         scores, weights = self._test_inputs(X, shift_weights)
         gamma = self.alpha if self.gamma is None else self.gamma
         cal_w = None if weights is None else self.cal_weights_
@@ -438,6 +565,8 @@ class SCoRESDR(_DeploymentBase):
         -------
         ndarray of bool, shape (m,)
         """
+        if self.groups is not None:
+            return _grouped(self, X, shift_weights, "decide")
         boosted = self._boosted(X, shift_weights)
         selected, _ = self._ebh_threshold(boosted, self.alpha)
         if selected.size and not selected.any():
@@ -455,8 +584,11 @@ class SCoRESDR(_DeploymentBase):
         Draws the next boosting uniforms, like :meth:`decide`: the two agree
         (``decide(X) == (decision_function(X) >= 0)``) when each is the same-numbered boosted call
         after a fit with the same int ``random_state`` (see the class description), and always
-        with ``boosting=None``. ``-inf`` marks zero e-values.
+        with ``boosting=None``. ``-inf`` marks zero e-values. With ``groups``, each group's
+        margin (its e-BH over its rows of the batch; ``-inf`` for unseen groups).
         """
+        if self.groups is not None:
+            return _grouped(self, X, shift_weights, "decision_function")
         boosted = self._boosted(X, shift_weights)
         selected, threshold = self._ebh_threshold(boosted, self.alpha)
         return _margin(boosted, threshold, selected)
