@@ -2,7 +2,8 @@
 
 Both keep down the bytes that pass through the Dask scheduler. With the smaller results of
 :mod:`.autoeval._parcel`, on 2 local workers they took ``rautoeval_select`` from 1.27-1.42x to
-1.51x and the model selector (128 candidates) from 1.34x to 1.54x (benchmarks/RESULTS.md):
+1.51x and the model selector (128 candidates) from 1.34x to 1.54x (CHANGELOG.md and
+benchmarks/RESULTS.md):
 
 * :func:`sent_once`: arguments shared by every task go to every worker once, before the tasks.
 * :func:`direct_results`: with a cluster started by this process, results come straight from

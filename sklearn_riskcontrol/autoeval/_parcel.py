@@ -5,7 +5,7 @@ returns its fitted tester: about 1.3 MB at 20,000 rows. Of that, the calling pro
 holds the candidate and the template's fitted auto-evaluator; the row indices are the same for
 every candidate; and 0-1 losses fit in one byte each (the test's result pickles itself without
 the mixture weights, see ``RAutoEvalResult.__reduce__``). Sending it all back cost the Dask run
-much of its speed-up (benchmarks/RESULTS.md). A :class:`TesterParcel` is pickled without those
+much of its speed-up (CHANGELOG.md). A :class:`TesterParcel` is pickled without those
 redundancies, and the caller restores the very same tester with :meth:`TesterParcel.unpack`.
 In-process (sequential or threaded) runs never pickle it and get the tester untouched.
 """

@@ -57,7 +57,7 @@ _BET_CAP = 0.75  # c: the largest fraction of the capital bet (WSR 2024 use 1/2 
 # Multiplier of WSR's anytime plug-in bet. Any predictable bets keep the sequence valid; at the
 # spec's size (1000 x 12,000, 80,000 evaluations, level .05/1000 per model) twice WSR's bet
 # gave 10-20% narrower final intervals for the best models and never wider ones
-# (benchmarks/RESULTS.md, "bet scale").
+# (CHANGELOG.md and benchmarks/RESULTS.md, "bet scale").
 _BET_SCALE = 2.0
 _N_BISECT = 45  # bisection steps: the ends are exact to 2^-45 of the feasible range
 
