@@ -4,20 +4,20 @@ Guarantee compared (the same for every row): with probability at least ``1 - del
 calibration data, the risk among deployed points (SDR, ``E[L | s(X) <= t_hat]``) is at most
 ``alpha``. Each method gets the same ``n`` labeled calibration points; the prediction-powered
 ones also get the judge's labels on them and on ``N`` unlabeled points
-(:func:`~sklearn_riskcontrol.evalues.concentration_threshold` with the judge arrays; fallback
-procedure on ``linspace(0, 1, 100)``).
+(:func:`~sklearn_riskcontrol.evalues.concentration_threshold` with the judge arrays).
 
 Methods
 -------
 * ``labels only``: the default Learn-then-Test (exact binomial p-values for the 0/1 loss,
-  fallback procedure), on the ``n`` labels;
+  fallback procedure over the calibration scores), on the ``n`` labels;
 * ``labels only, wsr``: labels-only testing by betting (``bound="wsr"``), the apples-to-apples
   labels-only version of a betting test;
-* ``ppi, judge=...``: the default with judge arrays (``bound="rautoeval_or_binomial"``: at
-  each threshold the smaller of R-AutoEval+'s and the binomial p-value, times 2), with a judge
-  that is the truth kept with probability ``gamma`` (else a wrong label), a second model (real
-  data), or ``useless`` (random labels);
-* ``R-AutoEval+ alone, judge=...``: ``bound="rautoeval"``, the same judges.
+* ``ppi, judge=...``: the default with judge arrays (``bound="rautoeval_or_binomial"``: the
+  larger threshold of the labels-only default at ``0.9 delta`` and R-AutoEval+ at
+  ``0.1 delta``), with a judge that is the truth kept with probability ``gamma`` (else a wrong
+  label), a second model (real data), or ``useless`` (random labels);
+* ``R-AutoEval+ alone, judge=...``: ``bound="rautoeval"`` (fallback on
+  ``linspace(0, 1, 100)``), the same judges.
 
 Settings
 --------

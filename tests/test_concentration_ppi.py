@@ -76,22 +76,35 @@ def test_threshold_uses_pvalues_and_procedure():
     L, S, J, U, T = _draw(rng, 200, 2000, gamma=0.95)
     res = concentration_threshold(L, S, 0.4, target="sdr", cal_judge_risks=J,
                                   unlabeled_judge_risks=U, unlabeled_scores=T)
-    assert (res.bound, res.procedure) == ("rautoeval_or_binomial", "fallback")
-    np.testing.assert_array_equal(res.grid, np.linspace(0, 1, 100))
-    # the default: weighted union bound, exact binomial test at 0.9 delta, R-AutoEval+ at 0.1
-    p_rae = _direct_pvalues(L, S, J, U, T, res.grid, 0.4, "sdr", 0.1 * 0.1, False)
-    p_bin, _ = threshold_pvalues(L, S, res.grid, 0.4, target="sdr", bound="binomial")
-    np.testing.assert_allclose(res.pvalues, np.minimum(1.0, np.minimum(p_bin / 0.9, p_rae / 0.1)),
-                               rtol=1e-15)
+    assert (res.bound, res.procedure, res.delta) == ("rautoeval_or_binomial", "fallback", 0.1)
+    # the default: the larger threshold of two procedures, the exact binomial test at 0.9 delta
+    # (its default grid, the calibration scores) and R-AutoEval+ at 0.1 delta (fixed grid)
+    labels = concentration_threshold(L, S, 0.4, target="sdr", bound="binomial", delta=0.09)
+    judged = concentration_threshold(L, S, 0.4, target="sdr", bound="rautoeval", delta=0.01,
+                                     cal_judge_risks=J, unlabeled_judge_risks=U,
+                                     unlabeled_scores=T)
+    np.testing.assert_array_equal(judged.grid, np.linspace(0, 1, 100))
+    np.testing.assert_array_equal(
+        judged.pvalues, _direct_pvalues(L, S, J, U, T, judged.grid, 0.4, "sdr", 0.01, False))
+    best = judged if judged.threshold > labels.threshold else labels
+    assert res.threshold == max(labels.threshold, judged.threshold)
+    np.testing.assert_array_equal(res.grid, best.grid)
+    np.testing.assert_array_equal(res.rejected, best.rejected)
     alone = concentration_threshold(L, S, 0.4, target="sdr", bound="rautoeval",
                                     cal_judge_risks=J, unlabeled_judge_risks=U,
                                     unlabeled_scores=T)
-    expected = _direct_pvalues(L, S, J, U, T, res.grid, 0.4, "sdr", 0.1, False)
+    np.testing.assert_array_equal(alone.grid, np.linspace(0, 1, 100))
+    expected = _direct_pvalues(L, S, J, U, T, alone.grid, 0.4, "sdr", 0.1, False)
     np.testing.assert_array_equal(alone.pvalues, expected)
     mdr = concentration_threshold(L, S, 0.1, target="mdr", cal_judge_risks=J,
                                   unlabeled_judge_risks=U, unlabeled_scores=T)
-    # fixed grid (not the calibration scores) and fixed-sequence testing
-    assert mdr.procedure == "fixed_sequence" and mdr.grid.size == 101
+    # R-AutoEval+ on the fixed grid with fixed-sequence testing, the labels on every threshold
+    mdr_judged = concentration_threshold(L, S, 0.1, target="mdr", bound="rautoeval", delta=0.01,
+                                         cal_judge_risks=J, unlabeled_judge_risks=U,
+                                         unlabeled_scores=T)
+    mdr_labels = concentration_threshold(L, S, 0.1, target="mdr", bound="binomial", delta=0.09)
+    assert mdr_judged.procedure == "fixed_sequence" and mdr_judged.grid.size == 101
+    assert mdr.threshold == max(mdr_judged.threshold, mdr_labels.threshold)
 
 
 def _mc(target, alpha, gamma, reps, n, N, seed, grid_size, delta=0.1, judge_zero=False):

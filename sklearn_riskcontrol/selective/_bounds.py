@@ -19,7 +19,8 @@ these give only PAC-type guarantees: ``risk(t_hat) <= alpha`` *with probability 
 compare their power with SCoRE's.
 """
 
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -408,10 +409,12 @@ def concentration_threshold(
     0/1 losses at small ``alpha`` the exact binomial test on the labels alone certifies more
     (measured in the user guide). So the default with judge arrays (``"auto"``) is
     ``"rautoeval_or_binomial"`` (``"rautoeval_or_hoeffding_bentkus"`` for non-binary losses):
-    ``p_t = min(1, p_t^labels / 0.9, p_t^R-AutoEval+ / 0.1)``, a valid p-value by the weighted
-    union bound: it rejects when the labels-only test does at ``0.9 delta`` or R-AutoEval+ at
-    ``0.1 delta`` (fixing the split in advance is what keeps it valid; taking the better of the
-    two after seeing the data would not be).
+    the larger of two certified thresholds, the labels-only default (its grid and procedure, as
+    above) at ``0.9 delta`` and R-AutoEval+ at ``0.1 delta`` on its fixed grid. Each procedure
+    errs with probability at most its share, and the larger threshold errs only if the
+    procedure that gave it did, so the union bound keeps ``delta`` (the split is fixed in
+    advance; running both at ``delta`` and taking the better would not be valid). The result's
+    ``grid``, ``pvalues`` and ``rejected`` are those of the procedure that gave the threshold.
 
     **What a grid passed by the user may depend on.** For ``"union"``, ``"fixed_sequence"``
     and ``"fallback"`` on SDR, a grid passed as ``grid=``, its order (ascending) and the
@@ -559,6 +562,8 @@ def concentration_threshold(
             _resolve_bound("binomial", L)  # binary losses only
     else:
         bound = _resolve_bound(bound, L)
+    if bound.startswith("rautoeval_or_"):
+        return _labels_or_judge(L, S, alpha, delta, target, bound, procedure, grid, judge)
     procedure = _resolve_procedure(procedure, bound, target)
     n = L.shape[0]
     G = _check_grid(grid, target, bound, S, procedure, alpha, delta)
@@ -683,26 +688,51 @@ def _resolve_procedure(procedure, bound, target):
     return procedure
 
 
+def _labels_or_judge(L, S, alpha, delta, target, bound, procedure, grid, judge):
+    """``"rautoeval_or_*"``: the larger of two certified thresholds, the labels-only test at
+    ``0.9 delta`` (its own default grid: the calibration scores) and R-AutoEval+ at
+    ``0.1 delta`` (the fixed grid). Each errs with probability at most its share, and the
+    larger threshold errs only if the procedure that gave it did: a union bound."""
+    labels_bound = bound[len("rautoeval_or_"):]
+    J, U, T = judge
+    results = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for share, part in ((_LABELS_SHARE, {"bound": labels_bound}),
+                            (1.0 - _LABELS_SHARE, {"bound": "rautoeval", "cal_judge_risks": J,
+                                                   "unlabeled_judge_risks": U,
+                                                   "unlabeled_scores": T})):
+            results.append(concentration_threshold(L, S, alpha, target=target,
+                                                   procedure=procedure, delta=delta * share,
+                                                   grid=grid, **part))
+    for w in caught:  # "nothing certified" is said once, below, for the pair
+        if not str(w.message).startswith("No threshold is certified"):
+            warn(str(w.message), category=w.category)
+    labels, judged = results
+    best = judged if judged.threshold > labels.threshold else labels
+    if not np.isfinite(best.threshold):
+        warn(
+            f"No threshold is certified: neither the labels-only {labels_bound} test at "
+            f"{_LABELS_SHARE:g} delta nor R-AutoEval+ at {1 - _LABELS_SHARE:g} delta rejects "
+            f"H_t: {target.upper()}(t) > alpha={alpha:g} at any grid point (delta={delta:g}, "
+            f"{L.shape[0]} labeled calibration points), so nothing is deployed. More labels, a "
+            "larger alpha or delta, or SCoRE (exact, non-PAC control) may help."
+        )
+    return replace(best, bound=bound, delta=delta)
+
+
 def _ltt_threshold(L, S, G, alpha, delta, target, bound, procedure, judge=None,
                    score_grid=False):
     """Learn-then-Test: p-values on the grid (ascending = safest first), then the procedure."""
     J, U, T = (None, None, None) if judge is None else judge
     level = delta / G.shape[0] if procedure == "union" else delta
-    labels_bound = bound[len("rautoeval_or_"):] if bound.startswith("rautoeval_or_") else None
-    judge_share = 1.0 - _LABELS_SHARE if labels_bound else 1.0
     pvals, n_points = threshold_pvalues(
-        L, S, G, alpha, target=target, bound="rautoeval" if labels_bound else bound,
-        # a combined p-value rejects at `level` iff a part does at its share of it
-        delta=level * judge_share,
+        L, S, G, alpha, target=target, bound=bound, delta=level,
         cal_judge_risks=J, unlabeled_judge_risks=U, unlabeled_scores=T,
         # every threshold's level is known in advance (delta or delta / |G|): stopping each
         # e-process at its crossing leaves the decisions unchanged
         early_stopping=procedure != "fallback",
     )
-    if labels_bound:  # weighted union bound over the two tests of each threshold
-        p_labels, _ = threshold_pvalues(L, S, G, alpha, target=target, bound=labels_bound,
-                                        delta=level * _LABELS_SHARE)
-        pvals = np.minimum(1.0, np.minimum(p_labels / _LABELS_SHARE, pvals / judge_share))
     weights = None
     if procedure == "fallback":
         weights = (_score_grid_weights(

@@ -363,8 +363,9 @@ class ConcentrationMDR(_ConcentrationBase):
         construction (``"zero_one"``, ``"absolute"``, ``"threshold"``: ``Risk.binary``), else
         ``"hoeffding_bentkus"`` (the default was ``"hoeffding"`` before the Learn-then-Test
         options). With an ``auto_evaluator``, ``"auto"`` = ``"rautoeval_or_"`` + that bound:
-        at each threshold ``min(1, p_labels / 0.9, p_R-AutoEval+ / 0.1)`` (a weighted union
-        bound: valid; about the labels-only power, plus what a strong judge adds);
+        the larger threshold of the labels-only test at ``0.9 delta`` and R-AutoEval+ at
+        ``0.1 delta`` (a union bound: valid; about the labels-only power, plus what a strong
+        judge adds);
         ``"rautoeval"`` uses R-AutoEval+ alone. The ``rautoeval`` bounds need an
         ``auto_evaluator``; any other explicit bound with one is an error.
     procedure : {"auto", "fallback", "fixed_sequence", "union"}, default="auto"
