@@ -12,8 +12,9 @@ def _one_blas_and_openmp_thread():
     buy little, and on a busy 2-core machine (shared CI) oversubscribed threads spin against each
     other. Measured on such a machine: the demo's SCoRE section (gradient boosting, OpenMP) took
     41 s instead of 4 s, test_score_validity.py 31 s of CPU instead of 16 s (BLAS). The results
-    do not depend on it (the tests' bit-for-bit digests pass with either). Subprocesses the tests
-    start, and joblib's worker processes, keep their own defaults.
+    do not depend on it (the recorded bandit runs of reference_runs.npz are reproduced with one
+    thread or two, step for step and to the last bit). Subprocesses the tests start, and joblib's
+    worker processes, keep their own defaults.
     """
     with threadpool_limits(limits=1):
         yield
