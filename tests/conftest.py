@@ -29,3 +29,32 @@ def plt():
 
     yield plt
     plt.close("all")
+
+
+def _digits_split(train_size, test_size, max_iter):
+    """Digits: a logistic regression fitted on ``train_size`` rows, the rest split into
+    calibration rows and ``test_size`` test rows (fixed seeds)."""
+    from sklearn.datasets import load_digits
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import train_test_split
+
+    X, y = load_digits(return_X_y=True)
+    X_fit, X_rest, y_fit, y_rest = train_test_split(X, y, train_size=train_size, random_state=0)
+    X_cal, X_test, y_cal, y_test = train_test_split(X_rest, y_rest, test_size=test_size,
+                                                    random_state=0)
+    model = LogisticRegression(max_iter=max_iter).fit(X_fit, y_fit)
+    return model, X_fit, y_fit, X_cal, y_cal, X_test, y_test
+
+
+@pytest.fixture(scope="session")
+def digits():
+    """``(model, X_fit, y_fit, X_cal, y_cal, X_test, y_test)``: 500 fitting rows, 897
+    calibration rows, 400 test rows. Shared by every module: do not modify it."""
+    return _digits_split(500, 400, max_iter=3000)
+
+
+@pytest.fixture(scope="session")
+def digits_600():
+    """``(model, X_fit, y_fit, X_cal, y_cal, X_test, y_test)``: 600 fitting rows, 697
+    calibration rows, 500 test rows. Shared by every module: do not modify it."""
+    return _digits_split(600, 500, max_iter=2000)
