@@ -446,6 +446,9 @@ def _peak_probe():
         return lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - max0
 
 
+_WARM = set()  # paths already run in this process (--quick): warmed up once
+
+
 def measure_here(name, size, repeat, freeze=False):
     """Measure one (path, size) in this process; returns seconds, rss_mb, traced_mb.
 
@@ -463,7 +466,9 @@ def measure_here(name, size, repeat, freeze=False):
     # one BLAS thread: slopes of the algorithm, not of thread contention with the machine's load
     threadpool_limits(1)
     _, _, quick, setup = CASES[name]
-    setup(quick[0])()  # imports, caches and first-call costs outside the measurement
+    if name not in _WARM:  # imports, caches and first-call costs outside the measurement
+        setup(quick[0])()
+        _WARM.add(name)
     run = setup(size)
     gc.collect()
     if freeze:

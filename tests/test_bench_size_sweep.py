@@ -71,8 +71,9 @@ def test_slopes_are_the_log_log_fits_of_the_printed_values(quick):
         assert last == time_slope, cells
         assert mem_slope == pytest.approx((traced[1] - traced[0]) / (sizes[1] - sizes[0]),
                                           abs=tol), cells
+        # flagged above the threshold only (a printed slope equal to it may be either side)
         flagged = len(cells) > 9 and cells[9] == "NOT near-linear"
-        assert flagged == (time_slope > threshold), cells
+        assert time_slope >= threshold if flagged else time_slope <= threshold, cells
 
 
 def test_traced_peak_covers_the_output(quick):
