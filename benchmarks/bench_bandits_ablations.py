@@ -65,6 +65,8 @@ times, are the result; 3-6 minutes each)::
         --reps 5 --budget 0.2 --eps 0 --matrix-seed 700 --methods UCB-E-LRF,LRF-all-R
 
 Smoke test (every method, a few seconds): ``python benchmarks/bench_bandits_ablations.py --quick``.
+Every run first checks the generator and the precision-curve helpers on known inputs
+(``self_check``; an error ends it).
 """
 
 import argparse
@@ -212,6 +214,39 @@ def settle(H, grid, budget):
     return np.where(last_bad + 1 < grid.size, grid[np.minimum(last_bad + 1, grid.size - 1)], budget + 1)
 
 
+def self_check():
+    """Check the leaderboard generator and the precision-curve helpers on known inputs; raise if
+    one is wrong. Run before any matrix is drawn: a wrong helper would make every number wrong.
+    """
+    rates = np.asarray(ALPACAEVAL2_DISCRETE_WIN_RATES)
+    assert rates.size == 222 and np.all(np.diff(rates) <= 0)  # best first, NullModel excluded
+    # the published histogram quoted in the docstring (deciles of the win rate)
+    deciles = np.histogram(rates, bins=np.arange(0, 1.01, 0.1))[0][:8]
+    assert deciles.tolist() == [82, 53, 31, 18, 13, 7, 10, 8], deciles
+    n = ALPACAEVAL2_N_INSTRUCTIONS
+    S, side, mu = alpacaeval_like(n_side=50, random_state=3)
+    assert S.shape == (222, n) and side.shape == (50, n)
+    assert set(np.unique(S)) <= {0.0, 1.0}
+    # every row wins exactly round(805 * rate) instructions; rows are shuffled
+    assert np.array_equal(np.sort(S.sum(1))[::-1], np.rint(n * rates))
+    assert not np.all(np.diff(S.sum(1)) <= 0)  # not in the leaderboard's order
+    assert np.allclose(mu, S.mean(1), rtol=1e-12, atol=0)
+    top = np.sort(mu)[::-1]
+    assert abs(top[0] - top[1] - 1 / n) < 1e-12
+    # instruction difficulty matters: item means spread far more than binomial noise would
+    assert S.mean(0).std() > 0.1
+    assert np.array_equal(S, alpacaeval_like(n_side=50, random_state=3)[0])  # seeded
+    # precision curve on a grid of budgets, 95%-level budget, evaluations until a run settles
+    good, ev, best = np.array([False, True, True]), np.array([10, 20, 40]), np.array([0, 1, 2])
+    grid = np.array([5, 10, 19, 20, 39, 40, 60])
+    assert hits_on_grid(ev, best, good, grid).tolist() == [False] * 3 + [True] * 4
+    H = np.array([[0, 0, 1, 1, 0, 1, 1], [0, 1, 1, 1, 1, 1, 1]], dtype=bool)
+    assert level_budget(H.mean(0), grid, level=0.95) == 40
+    assert level_budget(H.mean(0), grid, level=0.5) == 10
+    assert level_budget(np.zeros(7), grid) == np.inf
+    assert settle(H, grid, 60).tolist() == [40, 10]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--kind", choices=("synthetic", "alpacaeval"), default="synthetic")
@@ -234,6 +269,8 @@ def main():
     ap.add_argument("--quick", action="store_true",
                     help="2 matrices x 2 seeds; synthetic 40 x 200 (smoke test)")
     args = ap.parse_args()
+    self_check()
+    print("self-check passed: AlpacaEval-like generator, precision curve helpers")
     if args.quick:
         args.m, args.n, args.matrices, args.reps = 40, 200, 2, 2
     methods = args.methods.split(",")

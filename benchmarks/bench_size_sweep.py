@@ -23,7 +23,9 @@ caches already push plain linear work above 1 once arrays outgrow the caches. Si
 so that the largest run takes well under 5 s today. BLAS runs on one thread (``n_jobs`` stays
 at its default), so the slopes describe the algorithms, not thread contention. ``--quick`` (a
 smoke test of every path) measures 2 tiny sizes per path in this one process instead: its
-peak RSS then leaves out memory reused from earlier paths, and its slopes mean little.
+peak RSS then leaves out memory reused from earlier paths, and its slopes mean little. Before
+measuring, the script checks its slope fit, flag and size grids on known inputs (``self_check``;
+an error ends it).
 
     python benchmarks/bench_size_sweep.py                      # every path (a few minutes)
     python benchmarks/bench_size_sweep.py --paths SCoRE,ebh    # paths whose name contains one
@@ -444,8 +446,16 @@ def _peak_probe():
         return lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - max0
 
 
-def measure_here(name, size, repeat):
-    """Measure one (path, size) in this process; returns seconds, rss_mb, traced_mb."""
+_WARM = set()  # paths already run in this process (--quick): warmed up once
+
+
+def measure_here(name, size, repeat, freeze=False):
+    """Measure one (path, size) in this process; returns seconds, rss_mb, traced_mb.
+
+    ``freeze`` (``--quick``, every path in one process): after the collection before the
+    measurement, move the surviving objects to the permanent generation (``gc.freeze``), so
+    that the next paths' collections do not scan the imported libraries again (0.1 s each).
+    """
     import warnings
 
     from sklearn_riskcontrol import RiskControlWarning
@@ -456,9 +466,13 @@ def measure_here(name, size, repeat):
     # one BLAS thread: slopes of the algorithm, not of thread contention with the machine's load
     threadpool_limits(1)
     _, _, quick, setup = CASES[name]
-    setup(quick[0])()  # imports, caches and first-call costs outside the measurement
+    if name not in _WARM:  # imports, caches and first-call costs outside the measurement
+        setup(quick[0])()
+        _WARM.add(name)
     run = setup(size)
     gc.collect()
+    if freeze:
+        gc.freeze()
     peak_kb = _peak_probe()
     seconds = []
     for _ in range(repeat):
@@ -492,7 +506,7 @@ def measure(name, size, repeat=3):
 
 def _measure_in_process(name, size, repeat):
     try:
-        return measure_here(name, size, repeat)
+        return measure_here(name, size, repeat, freeze=True)
     except Exception as exc:  # reported like a failed fresh interpreter
         raise RuntimeError(f"{name} at size {size}: {type(exc).__name__}: {exc}") from exc
 
@@ -526,6 +540,37 @@ def format_row(row):
             f"{row['time_slope_last']:.2f} | {row['mem_slope']:.2f} | {flag} |")
 
 
+def self_check():
+    """Check the slope fit, the flag and the size grids on known inputs; raise if one is wrong.
+
+    Run before any measurement: a wrong helper would make every row of the table wrong.
+    """
+    sizes = [370, 1111, 3333, 10000]
+    for exponent in (0.5, 1.0, 1.15, 2.0, 2.3):  # an exact power law gives its exponent
+        slope = loglog_slope(sizes, [4.2e-7 * n**exponent for n in sizes])
+        assert abs(slope - exponent) < 1e-10, (exponent, slope)
+    # the least-squares slope: normal equations of y = a + b x in log space
+    x = np.log(np.geomspace(100, 3000, 4))
+    y = np.log(0.01) + 1.3 * x + np.array([0.13, -0.21, 0.05, 0.17])
+    expected = np.sum((x - x.mean()) * (y - y.mean())) / np.sum((x - x.mean()) ** 2)
+    slope = loglog_slope(np.exp(x), np.exp(y))
+    assert abs(slope - expected) <= 1e-12 * abs(expected), (slope, expected)
+    # zero (e.g. no measurable RSS growth) and NaN are left out, not taken as log(0)
+    assert abs(loglog_slope([10, 20, 40, 80], [0.0, 2.0, np.nan, 8.0]) - 1.0) < 1e-12
+    assert np.isnan(loglog_slope([10, 20], [0.0, 5.0]))
+    row = {"path": "p", "unit": "rows", "sizes": [10, 100], "seconds": [0.1, 1.0],
+           "rss_mb": [1.0, 2.0], "traced_mb": [1.0, 10.0], "time_slope": SLOPE_FLAG,
+           "time_slope_last": 1.0, "mem_slope": 1.0}
+    assert "NOT near-linear" not in format_row(row)
+    assert "NOT near-linear" in format_row({**row, "time_slope": SLOPE_FLAG + 0.01})
+    for name, (_, full, quick, _) in CASES.items():
+        # 4 geometric sizes spanning 10-30x; --quick: (low, 3 low) within the full range
+        ratios = np.diff(np.log(full))
+        assert len(full) == 4 and np.allclose(ratios, ratios[0], atol=0.01), name
+        assert 10 <= full[-1] / full[0] <= 30, name
+        assert quick[1] == 3 * quick[0] and quick[1] <= full[-1], name
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true",
@@ -545,6 +590,8 @@ def main(argv=None):
     names = [n for n in CASES if not wanted or any(w in n.lower() for w in wanted)]
     if not names:
         ap.error(f"--paths {args.paths!r} matches no path; paths: {', '.join(CASES)}")
+    self_check()
+    print("self-check passed: slope fit, flag, size grids")
     load = os.getloadavg()
     header = (f"Size sweep ({'quick, in one process' if args.quick else 'full'}): "
               f"{os.cpu_count()} cores, "

@@ -7,8 +7,9 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from _models import FlipModel
 from joblib import parallel_backend
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.dummy import DummyClassifier
 from sklearn.exceptions import NotFittedError
@@ -28,24 +29,6 @@ from sklearn_riskcontrol.risks import make_risk
 
 
 # ----------------------------------------------------------------------- fixtures
-class FlipModel(ClassifierMixin, BaseEstimator):
-    """Predicts the true label X[:, 0], wrong exactly when X[:, col] < error (known risk)."""
-
-    def __init__(self, col=2, error=0.1):
-        self.col = col
-        self.error = error
-
-    def fit(self, X, y=None):
-        self.classes_ = np.array([0, 1])
-        self.n_features_in_ = np.asarray(X).shape[1]
-        return self
-
-    def predict(self, X):
-        X = np.asarray(X)
-        truth = X[:, 0].astype(int)
-        return np.where(X[:, self.col] < self.error, 1 - truth, truth)
-
-
 def judge_of(gamma):
     """A callable auto-evaluator that reports the truth X[:, 0] w.p. gamma (via X[:, 1])."""
 

@@ -11,26 +11,10 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.base import BaseEstimator, ClassifierMixin
+from _models import FlipModel
 
 from sklearn_riskcontrol._validation import RiskControlWarning
 from sklearn_riskcontrol.autoeval import RAutoEvalPlus, RiskControlledModelSelector
-
-
-class FlipModel(ClassifierMixin, BaseEstimator):
-    """Right (predicts X[:, 0]) except where X[:, col] < error: zero-one risk = error."""
-
-    def __init__(self, col=2, error=0.1):
-        self.col = col
-        self.error = error
-
-    def fit(self, X, y=None):
-        self.classes_ = np.array([0, 1])
-        return self
-
-    def predict(self, X):
-        truth = X[:, 0].astype(int)
-        return np.where(X[:, self.col] < self.error, 1 - truth, truth)
 
 
 class Judge:

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from _run_digest import run_digest
+from _reference_runs import RTOL_ALS_MEANS, assert_same_run, ucbelrf_refit_every_1
 
 from sklearn_riskcontrol.bandits import (
     UCBE,
@@ -180,11 +180,11 @@ def test_ucbelrf_vs_ucbe_on_150_x_800_near_low_rank():
 
 
 def test_ucbelrf_refit_every_one_is_the_former_default():
-    # digest of the run made by the code before `refit_every` existed (a refit after every batch)
-    S = make_score_matrix(30, 400, random_state=1).scores
-    est = UCBELRF(budget=0.3, n_members=8, refit_every=1, random_state=0).fit(S)
-    assert est.n_steps_ == 95
-    assert run_digest(est) == "9e73e2b7b675e2bf"
+    # the run made by the code before `refit_every` existed, a refit after every batch (recorded
+    # in reference_runs.npz): same steps, means to rtol (see _reference_runs.py)
+    est = ucbelrf_refit_every_1()
+    assert est.refit_every == 1 and est.n_steps_ == 95
+    assert_same_run(est, "ucbelrf_refit_every_1", means_rtol=RTOL_ALS_MEANS)
 
 
 def test_ucbelrf_auto_refits_a_fixed_number_of_times(monkeypatch):

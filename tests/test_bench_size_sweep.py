@@ -1,8 +1,14 @@
-"""The size-sweep benchmark (``benchmarks/bench_size_sweep.py``): slope fit, every path's set-up
-at its smoke-test size, and the script end to end on two cheap paths."""
+"""The size-sweep benchmark (``benchmarks/bench_size_sweep.py``), run as a script: its quick mode
+measures every path at its smoke-test sizes and writes a consistent table; an unknown path is a
+usage error.
 
-import importlib.util
-import math
+The script checks its own helpers before measuring (``self_check``: the slope is the
+least-squares fit in log-log space and leaves out zero and NaN values, the flag marks slopes
+above the threshold only, every full grid is 4 geometric sizes spanning 10-30x): a failed
+check ends it with an error, which the quick run below would report.
+"""
+
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -10,83 +16,76 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_size_sweep.py"
-if not _PATH.exists():  # pragma: no cover - installed without the repository
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_size_sweep.py"
+if not BENCH.exists():  # pragma: no cover - installed without the repository
     pytest.skip("benchmarks/ not available", allow_module_level=True)
-_spec = importlib.util.spec_from_file_location("bench_size_sweep", _PATH)
-bench = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bench)
 
 
-@pytest.mark.parametrize("exponent", [0.5, 1.0, 1.15, 2.0, 2.3])
-def test_slope_recovers_an_exact_power_law(exponent):
-    sizes = [370, 1111, 3333, 10000]
-    values = [4.2e-7 * n**exponent for n in sizes]
-    assert bench.loglog_slope(sizes, values) == pytest.approx(exponent, abs=1e-10)
+def _numbers(cell):
+    return [float(v) for v in cell.split(", ")]
 
 
-def test_slope_is_the_least_squares_fit_and_skips_unusable_points():
-    rng = np.random.default_rng(0)
-    sizes = np.geomspace(100, 3000, 4)
-    values = 0.01 * sizes**1.3 * np.exp(rng.normal(scale=0.2, size=4))
-    # normal equations of y = a + b x in log space
-    x, y = np.log(sizes), np.log(values)
-    expected = np.sum((x - x.mean()) * (y - y.mean())) / np.sum((x - x.mean()) ** 2)
-    assert bench.loglog_slope(sizes, values) == pytest.approx(expected, rel=1e-12)
-    # zero (e.g. no measurable RSS growth) and NaN are left out, not taken as log(0)
-    assert bench.loglog_slope([10, 20, 40, 80], [0.0, 2.0, np.nan, 8.0]) == pytest.approx(1.0)
-    assert math.isnan(bench.loglog_slope([10, 20], [0.0, 5.0]))
-
-
-def test_flag_marks_slopes_above_threshold_only():
-    row = {"path": "p", "unit": "rows", "sizes": [10, 100], "seconds": [0.1, 1.0],
-           "rss_mb": [1.0, 2.0], "traced_mb": [1.0, 10.0], "time_slope": 1.0,
-           "time_slope_last": 1.0, "mem_slope": 1.0}
-    assert "NOT near-linear" not in bench.format_row(row)
-    assert "NOT near-linear" in bench.format_row({**row, "time_slope": 1.2})
-
-
-def test_grids_are_geometric_and_span_10_to_30x():
-    for name, (_, sizes, quick, _) in bench.CASES.items():
-        ratios = np.diff(np.log(sizes))
-        assert len(sizes) == 4 and np.allclose(ratios, ratios[0], atol=0.01), name
-        assert 10 <= sizes[-1] / sizes[0] <= 30, name
-        assert quick[1] == 3 * quick[0] and quick[1] <= sizes[-1], name
-
-
-@pytest.mark.filterwarnings("ignore")  # e.g. "nothing certified" at tiny sizes
-@pytest.mark.parametrize("name", list(bench.CASES))
-def test_every_path_runs_at_its_smoke_test_size(name):
-    _, _, quick, setup = bench.CASES[name]
-    setup(quick[0])()
-
-
-def test_traced_peak_covers_the_output(tmp_path):
-    # ebh returns a boolean mask of n bytes, so its call allocates at least that much
-    n = 10**6
-    result = bench.measure("ebh", n, repeat=1)
-    assert result["traced_mb"] >= n / 2**20
-    assert result["seconds"] > 0
-
-
-def test_script_quick_run_writes_the_table(tmp_path):
-    out = tmp_path / "sweep.md"
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    """One ``--quick`` run of every path: (stdout, the table rows of the written file)."""
+    out = tmp_path_factory.mktemp("sweep") / "sweep.md"
     proc = subprocess.run(
-        [sys.executable, str(_PATH), "--quick", "--repeat", "1", "--paths", "ebh,simulate_thr",
-         "--out", str(out)], capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, proc.stderr
-    assert "cores, load average" in proc.stdout
+        [sys.executable, str(BENCH), "--quick", "--repeat", "1", "--out", str(out)],
+        capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     rows = [line for line in out.read_text().splitlines() if line.startswith("| ")]
-    paths = [r.split(" | ")[0][2:] for r in rows[1:]]  # rows[0] is the header
-    assert paths == ["ebh", "simulate_thresholds (sps)"]
-    for r in rows[1:]:
-        cells = r.split(" | ")
-        assert cells[2] == "100, 300"
-        float(cells[6])  # the time slope is a number
+    assert rows[0].startswith("| path | unit | sizes |")
+    return proc.stdout, [r.strip("| ").split(" | ") for r in rows[1:]]
+
+
+def test_quick_run_measures_every_path_at_two_sizes(quick):
+    stdout, rows = quick
+    assert "self-check passed" in stdout
+    assert "cores, load average" in stdout
+    assert "Failed: none" in stdout
+    paths = [cells[0] for cells in rows]
+    assert len(paths) >= 25 and len(set(paths)) == len(paths)
+    for cells in rows:  # the file's table is the one printed
+        assert f"| {' | '.join(cells)}" in stdout
+    sizes = {cells[0]: cells[2] for cells in rows}
+    assert sizes["ebh"] == "100, 300"
+    assert sizes["simulate_thresholds (sps)"] == "100, 300"
+    for cells in rows:
+        low, high = _numbers(cells[2])
+        assert high == 3 * low, cells  # --quick: (low, 3 low)
+        seconds, traced = _numbers(cells[3]), _numbers(cells[5])
+        assert min(seconds) > 0 and min(traced) > 0, cells
+
+
+def test_slopes_are_the_log_log_fits_of_the_printed_values(quick):
+    stdout, rows = quick
+    threshold = float(re.search(r"flag: time slope > ([0-9.]+)", stdout).group(1))
+    for cells in rows:
+        sizes, seconds, traced = (np.log(_numbers(cells[k])) for k in (2, 3, 5))
+        time_slope, last, mem_slope = (float(cells[k]) for k in (6, 7, 8))
+        # 2 sizes: the least-squares slope is the slope between them; the printed values have
+        # 3 significant digits (at most 0.5% each) and the slopes 2 decimals
+        tol = 2 * 0.005 / np.ptp(sizes) + 0.005 + 1e-9
+        assert time_slope == pytest.approx((seconds[1] - seconds[0]) / (sizes[1] - sizes[0]),
+                                           abs=tol), cells
+        assert last == time_slope, cells
+        assert mem_slope == pytest.approx((traced[1] - traced[0]) / (sizes[1] - sizes[0]),
+                                          abs=tol), cells
+        # flagged above the threshold only (a printed slope equal to it may be either side)
+        flagged = len(cells) > 9 and cells[9] == "NOT near-linear"
+        assert time_slope >= threshold if flagged else time_slope <= threshold, cells
+
+
+def test_traced_peak_covers_the_output(quick):
+    # x.cumsum() returns n new float64s: tracemalloc must see at least those 8 n bytes
+    _, rows = quick
+    (cells,) = [c for c in rows if c[0].startswith("reference: x.cumsum()")]
+    for n, mb in zip(_numbers(cells[2]), _numbers(cells[5])):
+        assert mb * 2**20 >= 8 * n, cells
 
 
 def test_script_rejects_an_unknown_path():
-    proc = subprocess.run([sys.executable, str(_PATH), "--paths", "no-such-path"],
+    proc = subprocess.run([sys.executable, str(BENCH), "--paths", "no-such-path"],
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 2
     assert "matches no path" in proc.stderr

@@ -9,9 +9,6 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 from sklearn.base import clone
-from sklearn.datasets import load_digits
-from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import train_test_split
 
 from sklearn_riskcontrol import ConcentrationMDR, ConcentrationSDR
 from sklearn_riskcontrol._validation import RiskControlWarning
@@ -315,18 +312,9 @@ def test_errors(kwargs, match):
 # --------------------------------------------------------------------------------------------
 # Estimators
 # --------------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def digits():
-    X, y = load_digits(return_X_y=True)
-    X_fit, X_rest, y_fit, y_rest = train_test_split(X, y, train_size=600, random_state=0)
-    X_cal, X_test, y_cal, y_test = train_test_split(X_rest, y_rest, test_size=500, random_state=0)
-    model = LogisticRegression(max_iter=2000).fit(X_fit, y_fit)
-    return model, X_cal, y_cal, X_test
-
-
 @pytest.mark.parametrize("cls", [ConcentrationMDR, ConcentrationSDR])
-def test_estimators_new_options(cls, digits):
-    model, X_cal, y_cal, X_test = digits
+def test_estimators_new_options(cls, digits_600):
+    model, _, _, X_cal, y_cal, X_test, _ = digits_600
     est = cls(model, alpha=0.05, bound="wsr", procedure="fixed_sequence")
     params = est.get_params()
     assert params["procedure"] == "fixed_sequence" and params["bound"] == "wsr"
@@ -352,8 +340,8 @@ def zero_one_callable(y_true, y_pred):
 
 
 @pytest.mark.parametrize("cls", [ConcentrationMDR, ConcentrationSDR])
-def test_auto_bound_uses_binomial_only_for_risks_binary_by_construction(cls, digits):
-    model, X_cal, y_cal, _ = digits
+def test_auto_bound_uses_binomial_only_for_risks_binary_by_construction(cls, digits_600):
+    model, _, _, X_cal, y_cal, _, _ = digits_600
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RiskControlWarning)
         custom = cls(model, alpha=0.05, risk=zero_one_callable).fit(X_cal, y_cal)

@@ -7,11 +7,10 @@ import warnings
 
 import numpy as np
 import pytest
+from _models import ZeroModel
 from sklearn.base import clone
-from sklearn.datasets import load_digits
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LinearRegression, LogisticRegression
-from sklearn.model_selection import train_test_split
 from sklearn.utils._param_validation import InvalidParameterError
 
 from sklearn_riskcontrol import (
@@ -34,15 +33,6 @@ ALPHA = {SCoREMDR: 0.02, SCoRESDR: 0.05, ConcentrationMDR: 0.05, ConcentrationSD
 
 def _ids(cls):
     return cls.__name__
-
-
-@pytest.fixture(scope="module")
-def digits():
-    X, y = load_digits(return_X_y=True)
-    X_fit, X_rest, y_fit, y_rest = train_test_split(X, y, train_size=500, random_state=0)
-    X_cal, X_test, y_cal, y_test = train_test_split(X_rest, y_rest, test_size=400, random_state=0)
-    model = LogisticRegression(max_iter=3000).fit(X_fit, y_fit)
-    return model, X_fit, y_fit, X_cal, y_cal, X_test, y_test
 
 
 def _quiet(func, *args, **kwargs):
@@ -242,13 +232,6 @@ def test_methods_stay_coherent_with_groups(digits, cls):
 
 
 # -- synthetic data: a group column and a score column ------------------------------------------
-class _ZeroModel:
-    """A fitted stand-in model that always predicts 0, so the 0-1 risk of a row is its label."""
-
-    def predict(self, X):
-        return np.zeros(np.asarray(X).shape[0], dtype=int)
-
-
 def _group_column(X):
     return np.asarray(X)[:, 0].astype(int)
 
@@ -279,7 +262,7 @@ def _population_sdr(g, t):
 
 
 def _synthetic_estimator(cls, **params):
-    return cls(_ZeroModel(), risk_score=_score_column, **params)
+    return cls(ZeroModel(), risk_score=_score_column, **params)
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=_ids)

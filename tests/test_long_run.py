@@ -1,43 +1,55 @@
 """Long-run numerical stability (reduced: 10^5 rounds / test points, 10^4 evaluations).
 
-The cases and their references live in ``benchmarks/bench_long_run.py`` (closed-form wealth from
-exact counts, ``math.fsum`` of the log-factors, order statistics by ``np.partition``, SCoRE by an
+The cases and their references live in ``_long_run_cases.py`` (closed-form wealth from exact
+counts, ``math.fsum`` of the log-factors, order statistics by ``np.partition``, SCoRE by an
 independent binary-search implementation, chunked recomputation, cells bought once). The full
-sizes (10^7; bandits 10^6) and the linear-memory check run under ``-m slow``.
+sizes (10^7; bandits 10^6) and the linear-memory check run under ``-m slow``, through
+``benchmarks/bench_long_run.py``, which measures the same cases, each size in a fresh
+interpreter.
 """
 
-import importlib.util
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from _long_run_cases import BANDIT_CASES, CASES, run_case
 
-_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_long_run.py"
-if not _PATH.exists():  # pragma: no cover - installed without the repository
-    pytest.skip("benchmarks/ not available", allow_module_level=True)
-_spec = importlib.util.spec_from_file_location("bench_long_run", _PATH)
-bench = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bench)
-
-ARRAY_CASES = [c for c in bench.CASES if c not in bench.BANDIT_CASES]
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_long_run.py"
 
 
-@pytest.mark.parametrize("name", list(bench.CASES))
+@pytest.mark.parametrize("name", list(CASES))
 def test_long_run_stability_reduced(name):
-    size = 10**4 if name in bench.BANDIT_CASES else 10**5
-    checks = bench.run_case(name, size)
+    size = 10**4 if name in BANDIT_CASES else 10**5
+    checks = run_case(name, size)
     assert checks["ok"], checks
 
 
+def _measured_rows(stdout, name):
+    """The benchmark's table rows of case ``name``: {size: (traced bytes per item, checks)}."""
+    rows = {}
+    for line in stdout.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 9 and cells[0] == name:
+            rows[int(float(cells[2]))] = (float(cells[7]), cells[8])
+    return rows
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", list(bench.CASES))
+@pytest.mark.parametrize("name", list(CASES))
 def test_long_run_stability_full_size_and_linear_memory(name):
-    big = 10**6 if name in bench.BANDIT_CASES else 10**7
-    small = bench.measure(name, big // 10)
-    large = bench.measure(name, big)
-    assert large["checks"]["ok"], large["checks"]
+    if not BENCH.exists():  # pragma: no cover - installed without the repository
+        pytest.skip("benchmarks/ not available")
+    big = 10**6 if name in BANDIT_CASES else 10**7
+    proc = subprocess.run([sys.executable, str(BENCH), "--cases", name, "--max-size", str(big)],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = _measured_rows(proc.stdout, name)
+    assert {big // 10, big} <= set(rows), proc.stdout
+    for size, (_, checks) in rows.items():
+        assert checks.startswith("OK:"), (size, checks)
     # traced peak per item at 10x the size: flat (linear memory), with slack for constants
-    per_small = small["traced"] / (big // 10)
-    per_large = large["traced"] / big
+    per_small, per_large = rows[big // 10][0], rows[big][0]
     assert per_large <= 1.3 * per_small + 8, (per_small, per_large)
 
 

@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 import pytest
+from _models import ZeroModel
 from sklearn.exceptions import NotFittedError
 
 from sklearn_riskcontrol import SCoREMDR, SCoRESDR, plotting
@@ -36,13 +37,6 @@ def bandit_runs():
     return data, runs
 
 
-class _ZeroModel:
-    """A fitted stand-in model that always predicts 0: the 0-1 risk of a row is its label."""
-
-    def predict(self, X):
-        return np.zeros(np.asarray(X).shape[0], dtype=int)
-
-
 def _grouped_rows(seed, n):
     """Rows (group, score) of three groups; P(L = 1) = score * (group + 1) / 3."""
     rng = np.random.default_rng(seed)
@@ -62,7 +56,7 @@ def _score(X):
 @pytest.fixture(scope="module")
 def grouped_sdr():
     X, y = _grouped_rows(0, 1500)
-    return SCoRESDR(_ZeroModel(), risk_score=_score, alpha=0.1, groups=_group,
+    return SCoRESDR(ZeroModel(), risk_score=_score, alpha=0.1, groups=_group,
                     random_state=0).fit(X, y)
 
 
@@ -250,7 +244,7 @@ def test_group_deployment_without_labels_or_groups_and_mdr(plt):
     X, y = _grouped_rows(2, 1500)
     X_test, y_test = _grouped_rows(3, 200)
     # an estimator fitted without groups: the groups to show are passed in
-    mdr = SCoREMDR(_ZeroModel(), risk_score=_score, alpha=0.1).fit(X, y)
+    mdr = SCoREMDR(ZeroModel(), risk_score=_score, alpha=0.1).fit(X, y)
     with pytest.raises(ValueError, match="fitted without groups: pass `groups`"):
         plot_group_deployment(mdr, X_test)
     ax = plot_group_deployment(mdr, X_test, groups=_group(X_test))
@@ -271,7 +265,7 @@ def test_group_deployment_errors(plt, grouped_sdr):
     with pytest.raises(TypeError, match="fitted selective estimator"):
         plot_group_deployment(object(), X)
     with pytest.raises(NotFittedError):
-        plot_group_deployment(SCoRESDR(_ZeroModel(), groups=_group), X)
+        plot_group_deployment(SCoRESDR(ZeroModel(), groups=_group), X)
     with pytest.raises(ValueError, match=r"one label per row of X: 50 rows, but got shape \(3,\)"):
         plot_group_deployment(grouped_sdr, X, groups=[0, 1, 2])
     with pytest.raises(ValueError, match="`X` has 50 rows but `y` has 49"):

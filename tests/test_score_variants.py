@@ -12,9 +12,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_digits
-from sklearn.linear_model import LinearRegression, LogisticRegression
-from sklearn.model_selection import train_test_split
+from sklearn.linear_model import LinearRegression
 
 from _score_reference import (
     bh_bruteforce,
@@ -427,17 +425,8 @@ def test_monte_carlo_variants_valid_full():
 # ----------------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def digits():
-    X, y = load_digits(return_X_y=True)
-    X_fit, X_rest, y_fit, y_rest = train_test_split(X, y, train_size=600, random_state=0)
-    X_cal, X_test, y_cal, y_test = train_test_split(X_rest, y_rest, test_size=500, random_state=0)
-    model = LogisticRegression(max_iter=2000).fit(X_fit, y_fit)
-    return model, X_cal, y_cal, X_test, y_test
-
-
-def test_estimators_call_the_array_functions(digits):
-    model, X_cal, y_cal, X_test, _ = digits
+def test_estimators_call_the_array_functions(digits_600):
+    model, _, _, X_cal, y_cal, X_test, _ = digits_600
     proba_cal, proba_test = model.predict_proba(X_cal), model.predict_proba(X_test)
     L = (model.predict(X_cal) != y_cal).astype(float)
     S, T = 1 - proba_cal.max(axis=1), 1 - proba_test.max(axis=1)
@@ -473,10 +462,10 @@ def test_estimators_call_the_array_functions(digits):
             np.testing.assert_array_equal(boosted.decide(X_test), expected)
 
 
-def test_estimator_label_score_cost_risk_and_shift_weights(digits):
+def test_estimator_label_score_cost_risk_and_shift_weights(digits_600):
     """A cost-sensitive risk (candidate labels have different risks) with covariate-shift
     weights: the estimator passes ``risk(y, f(x))`` for every class and the weights through."""
-    model, X_cal, y_cal, X_test, _ = digits
+    model, _, _, X_cal, y_cal, X_test, _ = digits_600
     rng = np.random.default_rng(0)
     w, v = rng.uniform(0.5, 2, len(y_cal)), rng.uniform(0.5, 2, len(X_test))
 
@@ -498,8 +487,8 @@ def test_estimator_label_score_cost_risk_and_shift_weights(digits):
         est.decide(X_test)
 
 
-def test_estimator_variant_errors(digits):
-    model, X_cal, y_cal, X_test, _ = digits
+def test_estimator_variant_errors(digits_600):
+    model, _, _, X_cal, y_cal, X_test, _ = digits_600
     with pytest.raises(ValueError, match="label_score` or `attainable`, not both"):
         SCoREMDR(model, label_score="proba", attainable="binary").fit(X_cal, y_cal)
     with pytest.raises(ValueError, match="not among the classifier's `classes_`"):

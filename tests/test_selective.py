@@ -34,15 +34,6 @@ SQUARED = make_risk("squared", scale=1.0)  # the regression fixture's errors are
 
 
 @pytest.fixture(scope="module")
-def digits():
-    X, y = load_digits(return_X_y=True)
-    X_fit, X_rest, y_fit, y_rest = train_test_split(X, y, train_size=500, random_state=0)
-    X_cal, X_test, y_cal, y_test = train_test_split(X_rest, y_rest, test_size=400, random_state=0)
-    model = LogisticRegression(max_iter=3000).fit(X_fit, y_fit)
-    return model, X_cal, y_cal, X_test, y_test
-
-
-@pytest.fixture(scope="module")
 def regression():
     rng = np.random.default_rng(0)
     X = rng.uniform(-1, 1, size=(3000, 5))
@@ -59,7 +50,7 @@ def _proba_scores(model, X):
 
 
 def test_mdr_estimator_matches_array_layer(digits):
-    model, X_cal, y_cal, X_test, _ = digits
+    model, _, _, X_cal, y_cal, X_test, _ = digits
     est = SCoREMDR(model, alpha=0.02).fit(X_cal, y_cal)
     L = (model.predict(X_cal) != y_cal).astype(float)
     S, T = _proba_scores(model, X_cal), _proba_scores(model, X_test)
@@ -73,7 +64,7 @@ def test_mdr_estimator_matches_array_layer(digits):
 
 @pytest.mark.parametrize("boosting", [None, "hete", "homo"])
 def test_sdr_estimator_matches_array_layer(digits, boosting):
-    model, X_cal, y_cal, X_test, _ = digits
+    model, _, _, X_cal, y_cal, X_test, _ = digits
     est = SCoRESDR(model, alpha=0.02, boosting=boosting, random_state=3).fit(X_cal, y_cal)
     L = (model.predict(X_cal) != y_cal).astype(float)
     e = sdr_evalues(L, _proba_scores(model, X_cal), _proba_scores(model, X_test), gamma=0.02)
@@ -134,7 +125,7 @@ def test_unfitted_risk_predictor_is_fitted_on_the_training_split(regression):
 
 
 def test_frozen_estimator_survives_clone_and_gridsearch(digits):
-    model, X_cal, y_cal, X_test, y_test = digits
+    model, _, _, X_cal, y_cal, X_test, y_test = digits
     est = SCoRESDR(FrozenEstimator(model), random_state=0)
     cloned = clone(est)
     cloned.fit(X_cal, y_cal)
@@ -157,7 +148,7 @@ def test_frozen_estimator_survives_clone_and_gridsearch(digits):
 
 
 def test_pipeline_and_pandas_input(digits):
-    model, X_cal, y_cal, X_test, _ = digits
+    model, _, _, X_cal, y_cal, X_test, _ = digits
     columns = [f"px{i}" for i in range(X_cal.shape[1])]
     X_cal_df, X_test_df = pd.DataFrame(X_cal, columns=columns), pd.DataFrame(X_test, columns=columns)
     pipe = make_pipeline(StandardScaler(), LogisticRegression(max_iter=3000))
@@ -229,7 +220,7 @@ def test_reward_aware_scores(regression):
 
 
 def test_pickle_roundtrip_gives_identical_decisions(digits):
-    model, X_cal, y_cal, X_test, _ = digits
+    model, _, _, X_cal, y_cal, X_test, _ = digits
     for est in (SCoREMDR(model, alpha=0.05), SCoRESDR(model, alpha=0.05, random_state=1)):
         est.fit(X_cal, y_cal)
         again = pickle.loads(pickle.dumps(est))
@@ -237,7 +228,7 @@ def test_pickle_roundtrip_gives_identical_decisions(digits):
 
 
 def test_n_jobs_gives_identical_results(digits):
-    model, X_cal, y_cal, X_test, _ = digits
+    model, _, _, X_cal, y_cal, X_test, _ = digits
     one = SCoREMDR(model, alpha=0.05).fit(X_cal, y_cal)
     two = SCoREMDR(model, alpha=0.05, n_jobs=2).fit(X_cal, y_cal)
     np.testing.assert_array_equal(one.decide(X_test), two.decide(X_test))
@@ -245,13 +236,13 @@ def test_n_jobs_gives_identical_results(digits):
 
 
 def test_verbose_reports_calibration(digits, capsys):
-    model, X_cal, y_cal, _, _ = digits
+    model, _, _, X_cal, y_cal, _, _ = digits
     SCoREMDR(model, verbose=1).fit(X_cal, y_cal)
     assert "calibrated on 897 rows" in capsys.readouterr().out
 
 
 def test_nothing_certifiable_warns_and_deploys_nothing(digits):
-    model, X_cal, y_cal, X_test, _ = digits
+    model, _, _, X_cal, y_cal, X_test, _ = digits
     est = SCoREMDR(model, alpha=0.05).fit(X_cal[:10], y_cal[:10])
     with pytest.warns(RiskControlWarning, match="at least 19 calibration points"):
         decided = est.decide(X_test)
@@ -269,13 +260,13 @@ def test_nothing_certifiable_warns_and_deploys_nothing(digits):
     ],
 )
 def test_bad_parameters(digits, params, match):
-    model, X_cal, y_cal, _, _ = digits
+    model, _, _, X_cal, y_cal, _, _ = digits
     with pytest.raises(ValueError, match=match):
         SCoREMDR(model, **params).fit(X_cal, y_cal)
 
 
 def test_bad_inputs(digits, regression):
-    model, X_cal, y_cal, X_test, _ = digits
+    model, _, _, X_cal, y_cal, X_test, _ = digits
     with pytest.raises(ValueError, match="rows but `y` has"):
         SCoREMDR(model).fit(X_cal, y_cal[:-1])
     with pytest.raises(ValueError, match="empty"):
@@ -294,7 +285,7 @@ def test_bad_inputs(digits, regression):
 
 
 def test_concentration_baselines_are_more_conservative(digits):
-    model, X_cal, y_cal, X_test, _ = digits
+    model, _, _, X_cal, y_cal, X_test, _ = digits
     score = SCoREMDR(model, alpha=0.05).fit(X_cal, y_cal).decide(X_test)
     for bound in ("hoeffding", "rademacher"):
         base = ConcentrationMDR(model, alpha=0.05, bound=bound, random_state=0)
@@ -307,7 +298,7 @@ def test_concentration_baselines_are_more_conservative(digits):
 
 # -- boosting stream of SCoRESDR ----------------------------------------------------------------------
 def test_sdr_draws_fresh_uniforms_at_every_call_and_a_refit_replays_them(digits):
-    model, X_cal, y_cal, X_test, _ = digits
+    model, _, _, X_cal, y_cal, X_test, _ = digits
     X_a, X_b = X_test[:200], X_test[200:]
     est = SCoRESDR(model, alpha=0.01, boosting="hete", random_state=7).fit(X_cal, y_cal)
     e_a, e_b = est.evalues(X_a), est.evalues(X_b)  # not boosted: draws nothing
@@ -331,7 +322,7 @@ def test_sdr_draws_fresh_uniforms_at_every_call_and_a_refit_replays_them(digits)
 
 
 def test_sdr_without_boosting_draws_nothing(digits):
-    model, X_cal, y_cal, X_test, _ = digits
+    model, _, _, X_cal, y_cal, X_test, _ = digits
     est = SCoRESDR(model, alpha=0.2, boosting=None, random_state=0).fit(X_cal, y_cal)
     decided = est.decide(X_test)
     np.testing.assert_array_equal(est.decide(X_test), decided)
@@ -406,7 +397,7 @@ def test_pipeline_decide_through_gridsearch_over_alpha(scaled_digits):
 
 
 def test_pipeline_decide_needs_a_deciding_last_step(digits):
-    model, X_cal, y_cal, X_test, _ = digits
+    model, _, _, X_cal, y_cal, X_test, _ = digits
     pipe = make_pipeline(StandardScaler(), LogisticRegression(max_iter=3000)).fit(X_cal, y_cal)
     with pytest.raises(TypeError, match="last step .* is a LogisticRegression, which has no `decide`"):
         pipeline_decide(pipe, X_test)
@@ -414,7 +405,7 @@ def test_pipeline_decide_needs_a_deciding_last_step(digits):
 
 def test_fit_without_a_split_calibrates_on_every_row_and_keeps_its_own_weights(digits):
     """No split: all rows, in order, calibrate; the stored weights are not the caller's array."""
-    model, X_cal, y_cal, X_test, _ = digits
+    model, _, _, X_cal, y_cal, X_test, _ = digits
     w_cal = np.linspace(0.5, 2.0, len(y_cal))
     w_test = np.linspace(0.5, 2.0, len(X_test))
     est = SCoRESDR(FrozenEstimator(model), alpha=0.1).fit(X_cal, y_cal, shift_weights=w_cal)
