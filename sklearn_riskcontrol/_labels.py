@@ -40,6 +40,8 @@ def missing_marks(y):
         code = y == -1
         if kind == "f":
             missing = np.isnan(y)
+    elif kind == "c":  # complex: only NaN can mark anything
+        missing = np.isnan(y)
     elif kind in "US":
         code = y == "-1"
     return missing, code

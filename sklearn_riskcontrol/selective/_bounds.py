@@ -20,6 +20,7 @@ compare their power with SCoRE's.
 """
 
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -188,13 +189,12 @@ def _uses_score_grid(target, bound, procedure):
         "fixed_sequence", "fallback")
 
 
-def _check_grid(grid, target, bound, S, procedure="union", alpha=None, delta=None):
-    """Sorted distinct grid; the default of ``(target, bound, procedure)`` when ``grid`` is None."""
+def _check_grid(grid, target, bound, S, procedure="union"):
+    """Sorted distinct grid; the default of ``(target, bound, procedure)`` when ``grid`` is None
+    (the SDR score grid aside: :func:`_score_grid`)."""
     if grid is None:
         if bound == "rademacher":
             return np.unique(S)
-        if _uses_score_grid(target, bound, procedure):
-            return _score_grid(S, _rank_weights(S.shape[0], alpha, delta, bound, procedure)[0])
         if target == "mdr" and procedure == "fixed_sequence" and bound not in _JUDGE_BOUNDS:
             # Every t below the smallest score tests like the first point, and the p-value at t
             # changes only at a score: this is fixed-sequence testing of every real t in
@@ -566,12 +566,16 @@ def concentration_threshold(
         return _labels_or_judge(L, S, alpha, delta, target, bound, procedure, grid, judge)
     procedure = _resolve_procedure(procedure, bound, target)
     n = L.shape[0]
-    G = _check_grid(grid, target, bound, S, procedure, alpha, delta)
+    rank_weights = None
+    if grid is None and _uses_score_grid(target, bound, procedure):
+        start, rank_weights = _rank_weights(n, alpha, delta, bound, procedure)
+        G = _score_grid(S, start)
+    else:
+        G = _check_grid(grid, target, bound, S, procedure)
     if (bound in PVALUE_BOUNDS or bound in _JUDGE_BOUNDS) and not (
             bound == "hoeffding" and procedure == "union"):
         return _ltt_threshold(L, S, G, alpha, delta, target, bound, procedure, judge,
-                              score_grid=grid is None and _uses_score_grid(target, bound,
-                                                                           procedure))
+                              rank_weights)
     l_bar, p_bar = _empirical_means_on_grid(L, S, G)
 
     if bound == "hoeffding":
@@ -688,6 +692,18 @@ def _resolve_procedure(procedure, bound, target):
     return procedure
 
 
+@contextmanager
+def nothing_certified_said_later():
+    """Pass on the warnings of the :func:`concentration_threshold` calls inside, except "No
+    threshold is certified": the caller says that once for all of them."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    for w in caught:
+        if not str(w.message).startswith("No threshold is certified"):
+            warn(str(w.message), category=w.category)
+
+
 def _labels_or_judge(L, S, alpha, delta, target, bound, procedure, grid, judge):
     """``"rautoeval_or_*"``: the larger of two certified thresholds, the labels-only test at
     ``0.9 delta`` (its own default grid: the calibration scores) and R-AutoEval+ at
@@ -696,8 +712,7 @@ def _labels_or_judge(L, S, alpha, delta, target, bound, procedure, grid, judge):
     labels_bound = bound[len("rautoeval_or_"):]
     J, U, T = judge
     results = []
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with nothing_certified_said_later():
         for share, part in ((_LABELS_SHARE, {"bound": labels_bound}),
                             (1.0 - _LABELS_SHARE, {"bound": "rautoeval", "cal_judge_risks": J,
                                                    "unlabeled_judge_risks": U,
@@ -705,9 +720,6 @@ def _labels_or_judge(L, S, alpha, delta, target, bound, procedure, grid, judge):
             results.append(concentration_threshold(L, S, alpha, target=target,
                                                    procedure=procedure, delta=delta * share,
                                                    grid=grid, **part))
-    for w in caught:  # "nothing certified" is said once, below, for the pair
-        if not str(w.message).startswith("No threshold is certified"):
-            warn(str(w.message), category=w.category)
     labels, judged = results
     best = judged if judged.threshold > labels.threshold else labels
     if not np.isfinite(best.threshold):
@@ -722,8 +734,9 @@ def _labels_or_judge(L, S, alpha, delta, target, bound, procedure, grid, judge):
 
 
 def _ltt_threshold(L, S, G, alpha, delta, target, bound, procedure, judge=None,
-                   score_grid=False):
-    """Learn-then-Test: p-values on the grid (ascending = safest first), then the procedure."""
+                   rank_weights=None):
+    """Learn-then-Test: p-values on the grid (ascending = safest first), then the procedure;
+    ``rank_weights``: the cumulative rank weights of the score grid (:func:`_rank_weights`)."""
     J, U, T = (None, None, None) if judge is None else judge
     level = delta / G.shape[0] if procedure == "union" else delta
     pvals, n_points = threshold_pvalues(
@@ -735,9 +748,8 @@ def _ltt_threshold(L, S, G, alpha, delta, target, bound, procedure, judge=None,
     )
     weights = None
     if procedure == "fallback":
-        weights = (_score_grid_weights(
-            n_points, _rank_weights(L.shape[0], alpha, delta, bound, procedure)[1])
-            if score_grid else _FALLBACK_DECAY ** np.arange(G.shape[0]))
+        weights = (_FALLBACK_DECAY ** np.arange(G.shape[0]) if rank_weights is None
+                   else _score_grid_weights(n_points, rank_weights))
     rejected = select(pvals, delta, procedure, weights)
     if rejected.any():
         threshold = float(G[np.flatnonzero(rejected)[-1]])

@@ -1,7 +1,6 @@
 """PAC-type baselines and Learn-then-Test selective control: :class:`ConcentrationMDR` and
 :class:`ConcentrationSDR`, over the thresholds of :mod:`._bounds`."""
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -9,7 +8,6 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from .._validation import (
-    RiskControlWarning,
     show,
     warn,
 )
@@ -23,9 +21,10 @@ from .._labels import (
     raw_judge_labels,
     unlabeled_mask,
 )
-from ._bounds import concentration_threshold
+from ._bounds import concentration_threshold, nothing_certified_said_later
 from ._base import _DeploymentBase, _shared_params
 from ._groups import (
+    _MAX_NAMED,
     group_codes,
     group_labels,
     min_rows_for_pvalue,
@@ -151,7 +150,7 @@ class _ConcentrationBase(_DeploymentBase):
             short = np.flatnonzero(n_unl < self.group_n_calibration_)
             if short.size:
                 named = ", ".join(f"{show(self.groups_[k])} ({n_unl[k]} unlabeled for "
-                                  f"{self.group_n_calibration_[k]} labeled)" for k in short[:12])
+                                  f"{self.group_n_calibration_[k]} labeled)" for k in short[:_MAX_NAMED])
                 raise ValueError(
                     f"With groups, each group's threshold uses its own unlabeled rows, at least "
                     f"as many as its labeled calibration rows; group(s) {named} have fewer. Add "
@@ -167,18 +166,14 @@ class _ConcentrationBase(_DeploymentBase):
                 judge_k = {"cal_judge_risks": judge[0][rows],
                            "unlabeled_judge_risks": judge[1][unl],
                            "unlabeled_scores": judge[2][unl]}
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
+            # "nothing certified" is said once for all groups, in _warn_abstaining_groups
+            with nothing_certified_said_later():
                 result = concentration_threshold(
                     self.cal_risks_[rows], self.cal_scores_[rows], self.alpha,
                     target=self._target, bound=bound, procedure=self.procedure,
                     delta=self.group_delta_, grid=self.grid, n_draws=self.n_draws,
                     random_state=self.random_state, **judge_k,
                 )
-            for w in caught:  # "nothing certified" is said once for all groups, below
-                if not (result.threshold == -np.inf and issubclass(w.category, RiskControlWarning)
-                        and str(w.message).startswith("No threshold is certified")):
-                    warn(str(w.message), category=w.category)
             results[label.item() if isinstance(label, np.generic) else label] = result
             thresholds[k] = result.threshold
         self.group_results_ = results
@@ -198,9 +193,9 @@ class _ConcentrationBase(_DeploymentBase):
         def rows_of(n):
             return f"{n} calibration row{'' if n == 1 else 's'}"
 
-        for k in abstain[:12]:
-            label, n = self.groups_[k], int(self.group_n_calibration_[k])
-            result = self.group_results_[label.item() if isinstance(label, np.generic) else label]
+        results = list(self.group_results_.values())  # in the order of groups_
+        for k in abstain[:_MAX_NAMED]:
+            label, n, result = self.groups_[k], int(self.group_n_calibration_[k]), results[k]
             need = min_rows_for_pvalue(result.bound, self._target, self.alpha, level)
             if need is not None and n < need:
                 parts.append(f"group {show(label)} ({rows_of(n)}, fewer than the {need} the "
@@ -210,7 +205,8 @@ class _ConcentrationBase(_DeploymentBase):
                 parts.append(f"group {show(label)} ({rows_of(n)}; with its calibration "
                              f"errors no threshold passes the {result.bound} test at the group "
                              "level)")
-        more = f"; and {abstain.size - 12} more" if abstain.size > 12 else ""
+        more = (f"; and {abstain.size - _MAX_NAMED} more" if abstain.size > _MAX_NAMED
+                else "")
         warn(
             f"{type(self).__name__}: {abstain.size} of {n_groups} "
             f"group{'' if n_groups == 1 else 's'} certif{'ies' if abstain.size == 1 else 'y'} "

@@ -15,7 +15,7 @@ import numpy as np
 from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import StrOptions
 
-from .._labels import class_index
+from .._labels import class_index, missing_marks
 from .._validation import show, warn
 from .._wrapping import indexable_rows, n_rows, tags_or_none
 from ..evalues.testing import at_most
@@ -92,14 +92,7 @@ def group_labels(est, X):
             f"{where} must be a 1-d array with one group label per row: {n} rows gave an array "
             f"of shape {labels.shape}. Return e.g. np.asarray(labels).ravel() from the callable."
         )
-    if labels.dtype.kind == "O":
-        import pandas as pd
-
-        missing = np.asarray(pd.isna(labels), dtype=bool)
-    elif labels.dtype.kind in "fc":
-        missing = np.isnan(labels)
-    else:
-        missing = np.zeros(n, dtype=bool)
+    missing, _ = missing_marks(labels)
     if missing.any():
         i = int(np.flatnonzero(missing)[0])
         raise ValueError(
