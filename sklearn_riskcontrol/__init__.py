@@ -1,6 +1,8 @@
 """sklearn-riskcontrol: finite-sample risk control for evaluating, selecting and deploying models."""
 
-__version__ = "0.1.0.dev0"
+# The one place the version is written: setup.cfg reads it (`version = attr:`), the docs import it,
+# and tests/test_release.py checks the installed metadata against it.
+__version__ = "0.1.0"
 
 # evalues first: it re-exports the methods' array layers, whose packages import its shared
 # modules (betting, testing) while it is still being imported.

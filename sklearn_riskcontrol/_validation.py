@@ -82,6 +82,19 @@ def warn(message, stacklevel=None, category=None):
     warnings.warn(message, category or RiskControlWarning, stacklevel=level)
 
 
+def add_note(exc, note):
+    """Attach ``note`` to the exception ``exc`` (PEP 678), on every supported Python.
+
+    Python >= 3.11 has ``BaseException.add_note`` (tracebacks print the note); on 3.10 the note
+    is stored the same way, in ``exc.__notes__``, where handlers and test runners read it.
+    """
+    if hasattr(exc, "add_note"):
+        exc.add_note(note)
+    else:  # Python 3.10
+        notes = getattr(exc, "__notes__", None)
+        exc.__notes__ = [*(notes or []), note]
+
+
 def show(value):
     """``repr`` of a user's value for a message, with NumPy scalars shown as plain Python ones.
 

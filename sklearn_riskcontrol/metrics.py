@@ -6,7 +6,12 @@ or to report a deployment. The scorers plug into ``GridSearchCV(scoring=...)``. 
 or the score on the calibration data voids the finite-sample guarantee: tune on separate data.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable
+
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.pipeline import Pipeline
 
 from ._validation import check_number, check_risks, check_same_length, check_scores, show
@@ -49,7 +54,7 @@ def _decisions(deployed, name="deployed"):
     return d.ravel()
 
 
-def realized_mdr(risks, deployed):
+def realized_mdr(risks: ArrayLike, deployed: ArrayLike) -> float:
     """Realized marginal deployment risk ``mean_j L_j 1{deploy j}``.
 
     No test point (empty input) gives ``0.0``.
@@ -65,7 +70,7 @@ def realized_mdr(risks, deployed):
     return float(np.mean(L * d)) if L.size else 0.0
 
 
-def realized_sdr(risks, deployed):
+def realized_sdr(risks: ArrayLike, deployed: ArrayLike) -> float:
     """Realized selective deployment risk ``sum_j L_j 1{deploy j} / max(1, #deployed)`` (FDP-style).
 
     No test point (empty input) gives ``0.0``.
@@ -81,7 +86,7 @@ def realized_sdr(risks, deployed):
     return float(np.sum(L * d) / max(1, int(d.sum())))
 
 
-def deployment_rate(deployed):
+def deployment_rate(deployed: ArrayLike) -> float:
     """Fraction of test points deployed on.
 
     No test point (empty input) gives ``0.0``.
@@ -96,7 +101,7 @@ def deployment_rate(deployed):
     return float(d.mean()) if d.size else 0.0
 
 
-def realized_reward(rewards, deployed):
+def realized_reward(rewards: ArrayLike, deployed: ArrayLike) -> float:
     """Realized power with rewards: ``mean_j r_j 1{deploy j}`` (paper eqs. 4.6, 5.2).
 
     No test point (empty input) gives ``0.0``.
@@ -115,7 +120,9 @@ def realized_reward(rewards, deployed):
 _METRICS = ("deployment_rate", "realized_mdr", "realized_sdr")
 
 
-def make_deployment_scorer(metric="deployment_rate", *, risk=None):
+def make_deployment_scorer(
+    metric: str = "deployment_rate", *, risk: str | Callable[..., ArrayLike] | None = None
+) -> Callable[..., float]:
     """A scorer ``scorer(estimator, X, y) -> float`` for deployment estimators (greater is better).
 
     Parameters
@@ -164,7 +171,9 @@ DEPLOYMENT_SCORERS = {
 }
 
 
-def make_selective_scorer(*, gain=1.0, error_cost, abstain_cost=0.0):
+def make_selective_scorer(
+    *, gain: float = 1.0, error_cost: float, abstain_cost: float = 0.0
+) -> Callable[..., float]:
     """A scorer ``scorer(estimator, X, y) -> float`` that prices deployments, to tune ``alpha``.
 
     On the rows ``X`` (a held-out fold in ``GridSearchCV``), each point the estimator deploys

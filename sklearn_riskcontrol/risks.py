@@ -5,11 +5,17 @@ R-AutoEval+'s loss and the ``risk`` option of every estimator in the library. Bu
 :func:`make_risk` from a name or a callable; the result checks its own output range.
 """
 
+from __future__ import annotations
+
 import numbers
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._validation import as_float_array, check_risks, show
+from ._typing import FloatArray
 
 __all__ = ["Risk", "make_risk", "RISK_NAMES", "SATURATION_WARN_SHARE"]
 
@@ -91,12 +97,17 @@ class Risk:
     array([0.2, 1. ])
     """
 
-    def __init__(self, func, name=None, **params):
+    def __init__(
+        self,
+        func: Callable[..., ArrayLike],
+        name: str | None = None,
+        **params: Any,
+    ) -> None:
         self.func = func
         self.name = name or getattr(func, "__name__", "risk")
         self.params = params
 
-    def __call__(self, y_true, y_pred):
+    def __call__(self, y_true: ArrayLike, y_pred: ArrayLike) -> FloatArray:
         y_true, y_pred = _check_target(y_true, "y_true"), _check_target(y_pred, "y_pred")
         if len(y_pred) != len(y_true):
             raise ValueError(
@@ -114,17 +125,17 @@ class Risk:
         return values
 
     @property
-    def binary(self):
+    def binary(self) -> bool:
         """True if every loss is 0 or 1 by construction (``"zero_one"``, ``"absolute"``,
         ``"threshold"``); a callable may return 0/1 on some data without being binary."""
         return self.func in (_zero_one, _absolute, _threshold)
 
     @property
-    def clips(self):
+    def clips(self) -> bool:
         """True if this risk clips an unbounded loss at 1 (``"squared"``): a 1 may hide a larger loss."""
         return self.func is _squared
 
-    def saturates(self, values):
+    def saturates(self, values: ArrayLike) -> bool | np.bool_:
         """True if this risk clips and at least ``SATURATION_WARN_SHARE`` of ``values`` are 1."""
         values = np.asarray(values)
         return self.clips and np.count_nonzero(values >= 1.0) >= SATURATION_WARN_SHARE * values.size
@@ -145,7 +156,7 @@ class Risk:
         return hash((self.name, tuple(sorted(self.params.items()))))
 
 
-def make_risk(risk, **params):
+def make_risk(risk: str | Callable[..., ArrayLike], **params: Any) -> Risk:
     """Build a bounded risk from a name or a callable.
 
     Parameters

@@ -16,9 +16,14 @@ cluster, wrap the call in ``joblib.parallel_config(backend="dask")`` (see the *S
 the user guide).
 """
 
+from __future__ import annotations
+
 import numbers
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import clone
 from sklearn.utils import Bunch
 
@@ -29,6 +34,10 @@ from ._wrapping import portable
 from .bandits.oracles import ScoreOracle
 from .bandits.simulate import accuracy_curve
 from .metrics import deployment_rate, realized_mdr, realized_sdr
+from ._typing import Estimator, RandomStateLike
+
+if TYPE_CHECKING:
+    from .bandits.oracles import ScoreOracle
 
 __all__ = ["monte_carlo", "validity_study", "bandit_accuracy_study"]
 
@@ -60,8 +69,16 @@ def _int_seed(rng):
     return int(rng.integers(np.iinfo(np.int32).max))
 
 
-def monte_carlo(func, n_repetitions, *, args=(), random_state=None, n_jobs=None, verbose=0,
-                batch_size="auto"):
+def monte_carlo(
+    func: Callable[..., Any],
+    n_repetitions: int,
+    *,
+    args: tuple[Any, ...] = (),
+    random_state: RandomStateLike | np.random.SeedSequence | None = None,
+    n_jobs: int | None = None,
+    verbose: int = 0,
+    batch_size: int | str = "auto",
+) -> list[Any]:
     """Run ``func(rng, *args)`` for independent generators, in parallel, reproducibly.
 
     Repetition ``i`` receives ``numpy.random.default_rng(children[i])`` where ``children =
@@ -171,8 +188,16 @@ class _ValidityRepetition:
                 deployment_rate(deployed))
 
 
-def validity_study(estimator, sample, *, n_repetitions=100, random_state=None, n_jobs=None,
-                   verbose=0, batch_size="auto"):
+def validity_study(
+    estimator: Estimator,
+    sample: Callable[..., Any],
+    *,
+    n_repetitions: int = 100,
+    random_state: RandomStateLike = None,
+    n_jobs: int | None = None,
+    verbose: int = 0,
+    batch_size: int | str = "auto",
+) -> Bunch:
     """Realized deployment risks of a per-sample deployment estimator over fresh data sets.
 
     Each repetition draws ``(X_cal, y_cal, X_test, y_test) = sample(rng)``, fits a copy of
@@ -259,9 +284,19 @@ def _bandit_repetition(rng, strategies, scores, side_scores):
     return out
 
 
-def bandit_accuracy_study(strategies, scores, *, side_scores=None, n_repetitions=20,
-                          budgets=None, best_index=None, random_state=None, n_jobs=None,
-                          verbose=0, batch_size="auto"):
+def bandit_accuracy_study(
+    strategies: Mapping[str, Any],
+    scores: ArrayLike | ScoreOracle,
+    *,
+    side_scores: ArrayLike | None = None,
+    n_repetitions: int = 20,
+    budgets: ArrayLike | None = None,
+    best_index: int | None = None,
+    random_state: RandomStateLike = None,
+    n_jobs: int | None = None,
+    verbose: int = 0,
+    batch_size: int | str = "auto",
+) -> Bunch:
     """Accuracy-vs-budget curves of best-model identification strategies.
 
     Every repetition fits a clone of each strategy with ``random_state`` set to the

@@ -16,13 +16,22 @@ line's wide tables (``_tables.read_table``), so a bad cell is reported the same 
 file, column and row counted from 1 (with the line of the file).
 """
 
+from __future__ import annotations
+
 import json
 import os
 import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._tables import _quoted, _rule, read_table
+from ._typing import BoolArray
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["LongTable", "read_long_table", "read_harness_samples"]
 
@@ -71,8 +80,15 @@ class LongTable:
     2     b        2    1.0
     """
 
-    def __init__(self, model_ids, example_ids, scores, judge_scores=None, cost=None,
-                 source=""):
+    def __init__(
+        self,
+        model_ids: Sequence[Any],
+        example_ids: Sequence[Any],
+        scores: ArrayLike,
+        judge_scores: ArrayLike | None = None,
+        cost: ArrayLike | None = None,
+        source: str = "",
+    ) -> None:
         self.model_ids = np.asarray(model_ids)
         self.example_ids = np.asarray(example_ids)
         self.scores = scores
@@ -81,15 +97,15 @@ class LongTable:
         self.source = str(source)
 
     @property
-    def shape(self):
+    def shape(self) -> tuple[int, int]:
         """``(n_models, n_examples)``."""
         return self.scores.shape
 
-    def present(self):
+    def present(self) -> BoolArray:
         """Boolean mask of the cells with a score (``~isnan(scores)``)."""
         return ~np.isnan(self.scores)
 
-    def to_frame(self):
+    def to_frame(self) -> pd.DataFrame:
         """The table back in long form: one row per cell with a score (or a judge score).
 
         Rows are in model order, then example order; the columns are ``model``, ``example``,
@@ -375,8 +391,17 @@ def _long(src, model, example, score, judge_score, cost, duplicates, low=-np.inf
                      cells.get("cost"), src.name)
 
 
-def read_long_table(source, *, model="model", example="example", score="score",
-                    judge_score=None, cost=None, format=None, duplicates="error"):
+def read_long_table(
+    source: pd.DataFrame | str | os.PathLike[str],
+    *,
+    model: str = "model",
+    example: str = "example",
+    score: str = "score",
+    judge_score: str | None = None,
+    cost: str | None = None,
+    format: str | None = None,
+    duplicates: str = "error",
+) -> LongTable:
     """Read a long evaluation table (one row per model and example) as dense matrices.
 
     Parameters
@@ -509,8 +534,16 @@ def _sample_files(paths_or_dir):
     return files
 
 
-def read_harness_samples(paths_or_dir, *, metric, model_from="directory", example_key="doc_id",
-                         mapping=None, filter=None, duplicates="error"):
+def read_harness_samples(
+    paths_or_dir: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    *,
+    metric: str,
+    model_from: str | Callable[[str], str] = "directory",
+    example_key: str = "doc_id",
+    mapping: Mapping[str, Any] | None = None,
+    filter: str | None = None,
+    duplicates: str = "error",
+) -> LongTable:
     """Read the per-example sample files of LLM evaluation harnesses as one long table.
 
     Harnesses log one JSON object per line and per example, with the example's id and the

@@ -13,6 +13,11 @@ from sklearn_riskcontrol.online import make_learner, simulate_thresholds
 from sklearn_riskcontrol.online.metrics import average_set_size
 
 
+def read_exact_csv(source):
+    """``pd.read_csv`` that reads every float back bit for bit (pandas < 3 needs asking)."""
+    return pd.read_csv(source, float_precision="round_trip")
+
+
 @pytest.fixture()
 def stream(tmp_path):
     rng = np.random.default_rng(0)
@@ -54,7 +59,7 @@ def test_thresholds_match_simulate_thresholds(stream, tmp_path, capsys, extra, o
         ["sps", "--input", str(path), "--alpha", "0.1", "--output", str(out), *extra], capsys
     )
     assert code == 0
-    got = pd.read_csv(out)
+    got = read_exact_csv(out)
     expected = simulate_thresholds(s, 0.1, **options)
     np.testing.assert_array_equal(got["threshold"].to_numpy(), expected)  # exact, incl. -inf
     np.testing.assert_array_equal(got["covered"].to_numpy(), s >= expected)
@@ -74,7 +79,7 @@ def test_guarantee_line_states_the_overall_delta(stream, capsys):
                           capsys)
     assert code == 0
     assert "with probability >= 0.999, at every round the published set has coverage >= 0.8" in err
-    assert pd.read_csv(io.StringIO(out)).shape == (1200, 4)  # CSV on standard output
+    assert read_exact_csv(io.StringIO(out)).shape == (1200, 4)  # CSV on standard output
     code, _, err = _run(["sps", "--input", str(path), "--alpha", "0.2"], capsys)
     assert "with probability >= 0.99," in err  # anytime schedule, default delta = 0.01
 
@@ -86,7 +91,7 @@ def test_score_column_option(tmp_path, capsys):
     args = ["sps", "--input", str(path), "--alpha", "0.1", "--score-column", "similarity",
             "--output", str(out)]
     assert main(args) == 0
-    np.testing.assert_array_equal(pd.read_csv(out)["threshold"], simulate_thresholds(s, 0.1))
+    np.testing.assert_array_equal(read_exact_csv(out)["threshold"], simulate_thresholds(s, 0.1))
 
 
 @pytest.fixture()
@@ -110,7 +115,7 @@ def test_candidate_matrix_mode(candidates, tmp_path, capsys):
     code, _, err = _run(["sps", "--input", str(path), "--alpha", "0.1", "--label-column",
                          "relevant", "--horizon", "1500", "--output", str(out)], capsys)
     assert code == 0
-    got = pd.read_csv(out)
+    got = read_exact_csv(out)
     s = S[np.arange(len(y)), y]
     tau = simulate_thresholds(s, 0.1, horizon=1500)
     np.testing.assert_array_equal(got["threshold"], tau)
@@ -132,7 +137,7 @@ def test_candidate_columns_integer_labels_and_missing_truth(tmp_path, capsys):
     args = ["sps", "--input", str(path), "--alpha", "0.2", "--label-column", "y",
             "--candidate-columns", "0,1,2,3,4", "--output", str(out)]
     assert main(args) == 0
-    got = pd.read_csv(out)
+    got = read_exact_csv(out)
     missing = np.isnan(y)
     s = np.where(missing, -np.inf, S[np.arange(n), np.nan_to_num(y).astype(int)])
     tau = make_learner("sps", 0.2).replay(s)
@@ -186,7 +191,7 @@ def test_bad_input_gives_one_line_error(stream, candidates, tmp_path, capsys):
         ["sps", "--input", str(bad), "--alpha", "0.1"], capsys)
 
     cpath, *_ = candidates
-    frame = pd.read_csv(cpath)
+    frame = read_exact_csv(cpath)
     frame.loc[3, "relevant"] = "doc99"
     frame.to_csv(bad, index=False)
     msg = _one_line_error(
@@ -211,7 +216,7 @@ def test_module_entry_point_runs_sps(stream):
         capture_output=True, text=True,
     )
     assert result.returncode == 0
-    got = pd.read_csv(io.StringIO(result.stdout))
+    got = read_exact_csv(io.StringIO(result.stdout))
     np.testing.assert_array_equal(got["threshold"], simulate_thresholds(s, 0.1, horizon=1200))
     assert "over 1200 rounds" in result.stderr
 

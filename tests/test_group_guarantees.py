@@ -73,8 +73,11 @@ def test_each_group_decides_like_a_one_group_fit_on_its_rows(digits, cls):
             one = _quiet(_make(cls, model).fit, X_cal[cal], y_cal[cal])  # same boosting draw
             np.testing.assert_array_equal(margin[test], one.decision_function(X_test[test]))
         else:
-            assert est.group_thresholds_[k] == one.threshold_
-            assert est.group_results_[g].threshold == one.threshold_
+            # the threshold is a calibration score: predict_proba of all calibration rows vs of
+            # this group's rows, equal up to the last bit (which depends on the batch in some
+            # NumPy/scikit-learn versions, e.g. the minimum ones of setup.cfg)
+            assert est.group_thresholds_[k] == pytest.approx(one.threshold_, rel=1e-12)
+            assert est.group_results_[g].threshold == est.group_thresholds_[k]
             # scores of all test rows at once vs of this group's rows: equal up to the last bit
             # of predict_proba's arithmetic, which depends on the batch
             np.testing.assert_allclose(margin[test], one.decision_function(X_test[test]),

@@ -23,11 +23,15 @@ Testing by betting
     ``pvalue = min(1, 1 / max_i E_i)``.
 """
 
+from __future__ import annotations
+
 import dataclasses
 import numbers
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import optimize
 
 from .._bytes import same_bytes
@@ -51,6 +55,7 @@ from ..evalues.betting import (
     mixture_weights,
 )
 from ..evalues.testing import bonferroni, fixed_sequence
+from .._typing import FloatArray
 
 __all__ = [
     "effective_observations",
@@ -117,7 +122,12 @@ def _rho_setup(method, n_rho, rho_grid, rho_prior):
     return rho, _log_prior(rho_prior, rho.size)
 
 
-def effective_observations(loss_labeled, loss_judge_labeled, loss_judge_unlabeled, rho):
+def effective_observations(
+    loss_labeled: ArrayLike,
+    loss_judge_labeled: ArrayLike,
+    loss_judge_unlabeled: ArrayLike,
+    rho: float | ArrayLike,
+) -> FloatArray:
     """R-AutoEval+'s effective observations ``q_i(rho) = h_i + rho (ubar_i - g_i)``.
 
     Parameters
@@ -219,7 +229,7 @@ class RAutoEvalResult:
     block_size: int
 
     @property
-    def log_evalue(self):
+    def log_evalue(self) -> float:
         """``max_i log E_i`` (the statistic compared with ``log(1 / delta)``)."""
         return float(self.log_eprocess.max())
 
@@ -315,9 +325,20 @@ def _prepare(loss_labeled, loss_judge_labeled, loss_judge_unlabeled, alpha, delt
     return q, rho, log_prior, alpha, delta, strategy, run_method, r, h
 
 
-def rautoeval_test(loss_labeled, loss_judge_labeled=None, loss_judge_unlabeled=None, *, alpha,
-                   delta, method="plus", betting="up", n_rho=10, rho_grid=None, rho_prior=None,
-                   early_stopping=False):
+def rautoeval_test(
+    loss_labeled: ArrayLike,
+    loss_judge_labeled: ArrayLike | None = None,
+    loss_judge_unlabeled: ArrayLike | None = None,
+    *,
+    alpha: float,
+    delta: float,
+    method: str = "plus",
+    betting: str | Any = "up",
+    n_rho: int = 10,
+    rho_grid: ArrayLike | None = None,
+    rho_prior: ArrayLike | None = None,
+    early_stopping: bool = False,
+) -> RAutoEvalResult:
     """Certify ``risk <= alpha`` with R-Eval, R-AutoEval or R-AutoEval+ (testing by betting).
 
     Tests ``H0: R > alpha`` with type-I error at most ``delta``, processing the labeled examples
@@ -920,10 +941,22 @@ def _plugin_side(h, g, u, rho, side, level, tol):
     return -_plugin_upper(x, edge, s, level, tol, -1.0, 0.0), rho_t
 
 
-def rautoeval_confidence_interval(loss_labeled, loss_judge_labeled=None,
-                                  loss_judge_unlabeled=None, *, delta, side="two-sided",
-                                  method="plus", betting="wsr", n_rho=10, rho_grid=None,
-                                  rho_prior=None, split=0.5, tol=1e-6, construction="plugin"):
+def rautoeval_confidence_interval(
+    loss_labeled: ArrayLike,
+    loss_judge_labeled: ArrayLike | None = None,
+    loss_judge_unlabeled: ArrayLike | None = None,
+    *,
+    delta: float,
+    side: str = "two-sided",
+    method: str = "plus",
+    betting: str | Any = "wsr",
+    n_rho: int = 10,
+    rho_grid: ArrayLike | None = None,
+    rho_prior: ArrayLike | None = None,
+    split: float = 0.5,
+    tol: float = 1e-6,
+    construction: str = "plugin",
+) -> RiskConfidenceInterval:
     """Confidence bounds for the risk by inverting R-Eval / R-AutoEval / R-AutoEval+ tests.
 
     Each bound is the set of ``alpha`` a betting test does not reject; the test's bets are
@@ -1147,10 +1180,24 @@ def _one_candidate(k, h, g, u, alpha, level, method, strategy, n_rho, rho_grid, 
     return RAutoEvalResult(method=run_method, block_size=r, **out)
 
 
-def rautoeval_select(loss_labeled, loss_judge_labeled=None, loss_judge_unlabeled=None, *, alpha,
-                     delta, procedure="fst", cost=None, method="plus", betting="up", n_rho=10,
-                     rho_grid=None, rho_prior=None, early_stopping=False, n_jobs=None,
-                     verbose=0):
+def rautoeval_select(
+    loss_labeled: ArrayLike,
+    loss_judge_labeled: ArrayLike | None = None,
+    loss_judge_unlabeled: ArrayLike | None = None,
+    *,
+    alpha: float,
+    delta: float,
+    procedure: str = "fst",
+    cost: ArrayLike | None = None,
+    method: str = "plus",
+    betting: str | Any = "up",
+    n_rho: int = 10,
+    rho_grid: ArrayLike | None = None,
+    rho_prior: ArrayLike | None = None,
+    early_stopping: bool = False,
+    n_jobs: int | None = None,
+    verbose: int = 0,
+) -> ModelSelectionResult:
     """Risk-controlled model selection over loss tables (one R-AutoEval+ test per candidate).
 
     Parameters

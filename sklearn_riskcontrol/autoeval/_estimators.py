@@ -1,13 +1,18 @@
 """Estimators of R-Eval / R-AutoEval / R-AutoEval+: :class:`RAutoEvalPlus` and
 :class:`RiskControlledModelSelector` (see the package docstring)."""
 
+from __future__ import annotations
+
 import numbers
 import threading
 import warnings
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from numbers import Integral, Real
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context
 from sklearn.model_selection import train_test_split
 from sklearn.utils import _safe_indexing
@@ -45,6 +50,11 @@ from ._parcel import TesterParcel
 from ..evalues.betting import WSR, FixedBet, UniversalPortfolio
 from ..evalues.testing import at_most, bonferroni, fixed_sequence
 from ..risks import RISK_NAMES, make_risk
+from .._typing import BoolArray, Estimator, FloatArray, RandomStateLike
+from ._arrays import RiskConfidenceInterval
+
+if TYPE_CHECKING:
+    from typing_extensions import Self  # typing.Self: Python >= 3.11
 
 __all__ = ["RAutoEvalPlus", "RiskControlledModelSelector"]
 
@@ -231,24 +241,24 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
 
     def __init__(
         self,
-        estimator,
+        estimator: Estimator,
         *,
-        autoevaluator=None,
-        risk="zero_one",
-        alpha=0.1,
-        delta=0.1,
-        method="plus",
-        betting="up",
-        n_rho=10,
-        rho_grid=None,
-        rho_prior=None,
-        shuffle=True,
-        early_stopping=False,
-        calib_size=0.5,
-        random_state=None,
-        n_jobs=None,
-        verbose=0,
-    ):
+        autoevaluator: Estimator | Callable[..., ArrayLike] | None = None,
+        risk: str | Callable[..., ArrayLike] = "zero_one",
+        alpha: float = 0.1,
+        delta: float = 0.1,
+        method: str = "plus",
+        betting: str | Any = "up",
+        n_rho: int = 10,
+        rho_grid: ArrayLike | None = None,
+        rho_prior: ArrayLike | None = None,
+        shuffle: bool = True,
+        early_stopping: bool = False,
+        calib_size: float = 0.5,
+        random_state: RandomStateLike = None,
+        n_jobs: int | None = None,
+        verbose: int = 0,
+    ) -> None:
         self.estimator = estimator
         self.autoevaluator = autoevaluator
         self.risk = risk
@@ -268,7 +278,7 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
 
     # -- fitting -------------------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         """Compute the losses of labeled and unlabeled rows and run the test.
 
         Parameters
@@ -559,7 +569,7 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
         return " ".join([msg, *notes])
 
     # -- results -------------------------------------------------------------------------------
-    def decide(self):
+    def decide(self) -> bool:
         """Whether the risk is certified to be at most ``alpha`` (``H0: R > alpha`` rejected).
 
         Returns
@@ -569,8 +579,15 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
         check_is_fitted(self, "result_")
         return self.certified_
 
-    def confidence_interval(self, delta=None, *, side="two-sided", betting="wsr", tol=1e-6,
-                            construction="plugin"):
+    def confidence_interval(
+        self,
+        delta: float | None = None,
+        *,
+        side: str = "two-sided",
+        betting: str | Any = "wsr",
+        tol: float = 1e-6,
+        construction: str = "plugin",
+    ) -> RiskConfidenceInterval:
         """Confidence bounds on the risk from the same losses (test inversion).
 
         Calls :func:`~sklearn_riskcontrol.evalues.rautoeval_confidence_interval` with the fitted
@@ -606,31 +623,31 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
         )
 
     # -- delegation ----------------------------------------------------------------------------
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
         """Predictions of the wrapped model (the guarantee lives in :meth:`decide`)."""
         check_is_fitted(self, "estimator_")
         return self.estimator_.predict(X)
 
     @available_if(_estimator_has("predict_proba"))
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> FloatArray:
         """Class probabilities of the wrapped classifier."""
         check_is_fitted(self, "estimator_")
         return self.estimator_.predict_proba(X)
 
     @available_if(_estimator_has("predict_log_proba"))
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X: ArrayLike) -> FloatArray:
         """Log class probabilities of the wrapped classifier."""
         check_is_fitted(self, "estimator_")
         return self.estimator_.predict_log_proba(X)
 
     @available_if(_estimator_has("decision_function"))
-    def decision_function(self, X):
+    def decision_function(self, X: ArrayLike) -> FloatArray:
         """Decision function of the wrapped model."""
         check_is_fitted(self, "estimator_")
         return self.estimator_.decision_function(X)
 
     @available_if(_estimator_has("score"))
-    def score(self, X, y, **kwargs):
+    def score(self, X: ArrayLike, y: ArrayLike, **kwargs: Any) -> float:
         """The wrapped model's ``score`` (e.g. accuracy)."""
         check_is_fitted(self, "estimator_")
         return self.estimator_.score(X, y, **kwargs)
@@ -862,16 +879,16 @@ class RiskControlledModelSelector(MetaEstimatorMixin, BaseEstimator):
 
     def __init__(
         self,
-        estimators,
+        estimators: Sequence[Estimator],
         *,
-        tester,
-        procedure="fst",
-        order=None,
-        cost=None,
-        delta=None,
-        n_jobs=None,
-        verbose=0,
-    ):
+        tester: Estimator | Callable[..., Any],
+        procedure: str = "fst",
+        order: str | ArrayLike | None = None,
+        cost: ArrayLike | Callable[..., ArrayLike] | None = None,
+        delta: float | None = None,
+        n_jobs: int | None = None,
+        verbose: int = 0,
+    ) -> None:
         self.estimators = estimators
         self.tester = tester
         self.procedure = procedure
@@ -914,7 +931,7 @@ class RiskControlledModelSelector(MetaEstimatorMixin, BaseEstimator):
         return order.astype(int)
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         """Test every candidate (FST: until the first failure) and select one.
 
         Parameters
@@ -1060,7 +1077,7 @@ class RiskControlledModelSelector(MetaEstimatorMixin, BaseEstimator):
             f"delta/K = {self.test_level_:.3g} (smallest p-value {np.nanmin(p):.3g})."
         )
 
-    def decide(self):
+    def decide(self) -> BoolArray:
         """Which candidates are certified (risk <= alpha, family-wise error <= delta).
 
         Returns
@@ -1083,27 +1100,27 @@ class RiskControlledModelSelector(MetaEstimatorMixin, BaseEstimator):
 
     # -- delegation ----------------------------------------------------------------------------
     @available_if(_candidates_have("predict"))
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
         """Predictions of the selected candidate."""
         return self._selected().predict(X)
 
     @available_if(_candidates_have("predict_proba"))
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> FloatArray:
         """Class probabilities of the selected candidate."""
         return self._selected().predict_proba(X)
 
     @available_if(_candidates_have("predict_log_proba"))
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X: ArrayLike) -> FloatArray:
         """Log class probabilities of the selected candidate."""
         return self._selected().predict_log_proba(X)
 
     @available_if(_candidates_have("decision_function"))
-    def decision_function(self, X):
+    def decision_function(self, X: ArrayLike) -> FloatArray:
         """Decision function of the selected candidate."""
         return self._selected().decision_function(X)
 
     @available_if(_candidates_have("score"))
-    def score(self, X, y, **kwargs):
+    def score(self, X: ArrayLike, y: ArrayLike, **kwargs: Any) -> float:
         """The selected candidate's ``score``."""
         return self._selected().score(X, y, **kwargs)
 

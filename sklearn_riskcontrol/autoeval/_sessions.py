@@ -47,16 +47,20 @@ What a session reports after each batch (:class:`LabelingStatus`)
     once the labels so far bound it within the budget.
 """
 
+from __future__ import annotations
+
 import hashlib
 import math
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from .._validation import as_float_array, check_level, check_number, check_risks, warn
-from ..bandits.store import EvaluationRecord, as_store
+from ..bandits.store import EvaluationRecord, EvaluationStore, as_store
 from ._arrays import (
     _METHOD_NAMES,
     _METHODS,
@@ -68,6 +72,12 @@ from ._arrays import (
 )
 from ..evalues.betting import WSR, FixedBet, UniversalPortfolio, _logsumexp, _resolve_betting, _run
 from ..evalues.testing import bonferroni, fixed_sequence
+from .._typing import FloatArray
+
+if TYPE_CHECKING:
+    import os
+
+    from typing_extensions import Self  # typing.Self: Python >= 3.11
 
 __all__ = ["LabelingSession", "LabelingStatus", "SelectionSession", "SelectionStatus"]
 
@@ -169,19 +179,19 @@ class LabelingStatus:
     method: str
 
     @property
-    def decision(self):
+    def decision(self) -> str:
         """``"certified"``, ``"impossible"`` or ``"continue"``."""
         if self.certified:
             return "certified"
         return "impossible" if self.impossible else "continue"
 
     @property
-    def done(self):
+    def done(self) -> bool:
         """``True`` once labeling more cannot change the verdict."""
         return self.certified or self.impossible
 
     @property
-    def remaining_budget(self):
+    def remaining_budget(self) -> int | None:
         """Labels left in the budget (``None`` without a budget)."""
         return None if self.max_labels is None else self.max_labels - self.n_labels
 
@@ -655,24 +665,24 @@ class _Session:
         if new:
             self._append([ids[k] for k in new], rows[new])
 
-    def close(self):
+    def close(self) -> None:
         """Close the store (the session's state stays readable)."""
         if self._store is not None:
             self._store.close()
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     @property
-    def example_ids(self):
+    def example_ids(self) -> list[Any]:
         """Ids of the labeled examples, in the order their labels were received."""
         return list(self._ids)
 
     @property
-    def n_labels(self):
+    def n_labels(self) -> int:
         """Number of labels received."""
         return len(self._ids)
 
@@ -779,8 +789,20 @@ class LabelingSession(_Session):
     True
     """
 
-    def __init__(self, loss_judge_unlabeled, *, alpha, delta, max_labels=None, method="plus",
-                 betting="up", n_rho=10, rho_grid=None, rho_prior=None, store=None):
+    def __init__(
+        self,
+        loss_judge_unlabeled: ArrayLike,
+        *,
+        alpha: float,
+        delta: float,
+        max_labels: int | None = None,
+        method: str = "plus",
+        betting: str | Any = "up",
+        n_rho: int = 10,
+        rho_grid: ArrayLike | None = None,
+        rho_prior: ArrayLike | None = None,
+        store: str | os.PathLike[str] | EvaluationStore | None = None,
+    ) -> None:
         (self.alpha, self.delta, strategy, self.max_labels, pools, self._run_method, rho,
          log_prior, config) = _setup([(loss_judge_unlabeled, "loss_judge_unlabeled")], alpha,
                                      delta, max_labels, method, betting, n_rho, rho_grid,
@@ -797,7 +819,13 @@ class LabelingSession(_Session):
                 f"delta={self.delta:g}, n_labels={self.n_labels}, max_labels={self.max_labels}, "
                 f"decision={self.status_.decision!r})")
 
-    def add(self, loss_labeled, loss_judge_labeled=None, *, example_ids=None):
+    def add(
+        self,
+        loss_labeled: ArrayLike,
+        loss_judge_labeled: ArrayLike | None = None,
+        *,
+        example_ids: ArrayLike | None = None,
+    ) -> LabelingStatus:
         """Record a batch of labels and return the verdict.
 
         Parameters
@@ -835,17 +863,17 @@ class LabelingSession(_Session):
         return self.status_
 
     @property
-    def status_(self):
+    def status_(self) -> LabelingStatus:
         """:class:`LabelingStatus` after the labels so far."""
         return self._tracks[0].status()
 
-    def labels(self):
+    def labels(self) -> tuple[FloatArray, FloatArray | None]:
         """``(loss_labeled, loss_judge_labeled)`` received so far, in order (copies; the
         judge losses are ``None`` for R-Eval)."""
         t = self._tracks[0]
         return t.h.copy(), (None if self._run_method == "eval" else t.g.copy())
 
-    def result(self):
+    def result(self) -> RAutoEvalResult:
         """The full :class:`~sklearn_riskcontrol.evalues.RAutoEvalResult` of the labels so far.
 
         Raises ``ValueError`` before the first label.
@@ -912,9 +940,22 @@ class SelectionSession(_Session):
     (1, [True, True, False], 240)
     """
 
-    def __init__(self, loss_judge_unlabeled, *, alpha, delta, procedure="fst", cost=None,
-                 max_labels=None, method="plus", betting="up", n_rho=10, rho_grid=None,
-                 rho_prior=None, store=None):
+    def __init__(
+        self,
+        loss_judge_unlabeled: ArrayLike,
+        *,
+        alpha: float,
+        delta: float,
+        procedure: str = "fst",
+        cost: ArrayLike | None = None,
+        max_labels: int | None = None,
+        method: str = "plus",
+        betting: str | Any = "up",
+        n_rho: int = 10,
+        rho_grid: ArrayLike | None = None,
+        rho_prior: ArrayLike | None = None,
+        store: str | os.PathLike[str] | EvaluationStore | None = None,
+    ) -> None:
         if procedure not in ("fst", "bonferroni"):
             raise ValueError(f"`procedure` must be 'fst' or 'bonferroni'; got {procedure!r}.")
         if loss_judge_unlabeled is None:
@@ -964,7 +1005,13 @@ class SelectionSession(_Session):
                 f"procedure={self.procedure!r}, method={self.method!r}, n_labels={self.n_labels},"
                 f" max_labels={self.max_labels})")
 
-    def add(self, loss_labeled, loss_judge_labeled=None, *, example_ids=None):
+    def add(
+        self,
+        loss_labeled: ArrayLike,
+        loss_judge_labeled: ArrayLike | None = None,
+        *,
+        example_ids: ArrayLike | None = None,
+    ) -> SelectionStatus:
         """Record a batch of labeled examples (all candidates' losses) and return the verdict.
 
         Parameters
@@ -996,14 +1043,14 @@ class SelectionSession(_Session):
         self._add_rows(H, G, example_ids)
         return self.status_
 
-    def labels(self):
+    def labels(self) -> tuple[FloatArray, FloatArray | None]:
         """``(loss_labeled, loss_judge_labeled)`` tables (K, n) received so far."""
         K = self._K
         rows = self._rows.T
         return rows[:K].copy(), (None if self._run_method == "eval" else rows[K:].copy())
 
     @property
-    def status_(self):
+    def status_(self) -> SelectionStatus:
         """:class:`SelectionStatus` after the labels so far."""
         st = tuple(t.status() for t in self._tracks)
         K = self.n_candidates
@@ -1039,7 +1086,7 @@ class SelectionSession(_Session):
             test_level=self.test_level,
         )
 
-    def result(self):
+    def result(self) -> ModelSelectionResult:
         """:class:`~sklearn_riskcontrol.evalues.ModelSelectionResult` of the labels so far
         (every candidate tested; ``certified`` as in :attr:`status_`)."""
         if self.n_labels == 0:

@@ -14,19 +14,33 @@ that runs the same strategy against an oracle with the same durable store replay
 run exactly (every stored cell is read back instead of bought) and continues it.
 """
 
+from __future__ import annotations
+
 import warnings
+from typing import TYPE_CHECKING
 
 from collections import deque
 from numbers import Integral
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval, RealNotInt
 from sklearn.utils.validation import check_is_fitted
 
 from .._progress import Progress
-from .._validation import RANDOM_STATE, check_random_state, check_score_matrix, warn
+from .._validation import (
+    RANDOM_STATE,
+    add_note,
+    check_random_state,
+    check_score_matrix,
+    warn,
+)
 from .oracles import CostBudgetReached, MatrixOracle, as_oracle
+
+if TYPE_CHECKING:
+    from .oracles import ScoreOracle
+    from typing_extensions import Self  # typing.Self: Python >= 3.11
 
 
 def _argmax(values, priority):
@@ -115,7 +129,7 @@ class _BaseStrategy(BaseEstimator):
 
     # ------------------------------------------------------------------ public API
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, scores, *, side_scores=None):
+    def fit(self, scores: ArrayLike | ScoreOracle, *, side_scores: ArrayLike | None = None) -> Self:
         """Run the strategy until the budget is spent.
 
         Parameters
@@ -167,7 +181,7 @@ class _BaseStrategy(BaseEstimator):
         self._run()
         return self
 
-    def resume(self):
+    def resume(self) -> Self:
         """Continue a run that stopped because the scoring back-end raised.
 
         The query that failed is issued again (cells already bought are not bought twice), then
@@ -312,12 +326,12 @@ class _BaseStrategy(BaseEstimator):
                 return
             except BaseException as exc:
                 self._finalize(st, completed=False)
-                if hasattr(exc, "add_note"):
-                    exc.add_note(
-                        f"{type(self).__name__} stopped after {st.n_used} of {st.budget} "
-                        "evaluations; the scores already bought are kept. Call resume() to "
-                        "continue from there."
-                    )
+                add_note(
+                    exc,
+                    f"{type(self).__name__} stopped after {st.n_used} of {st.budget} "
+                    "evaluations; the scores already bought are kept. Call resume() to "
+                    "continue from there.",
+                )
                 raise
             st.queue.popleft()
             self._update(st, rows, cols, values, ctx)

@@ -1,10 +1,13 @@
 """Non-adaptive baselines of Zhou et al. (2025): uniform cells (row mean imputation), the
 filled subset, and uniform cells with the low-rank estimate (LRF)."""
 
+from __future__ import annotations
+
 import numpy as np
 
 from ._base import _COMMON_ATTRS_DOC, _COMMON_PARAMS_DOC, _argmax, _BaseStrategy
 from ._ucbe import _ENSEMBLE_ATTRS_DOC, _ENSEMBLE_PARAMS_DOC, _EnsembleStrategy
+from .._typing import RandomStateLike
 
 __all__ = ["UniformSampling", "FilledSubset", "UniformLRF"]
 
@@ -36,7 +39,15 @@ class UniformSampling(_BaseStrategy):
     (9, 1000)
     """
 
-    def __init__(self, *, budget=0.1, batch_size=64, random_state=None, verbose=0, warm_start=False):
+    def __init__(
+        self,
+        *,
+        budget: float = 0.1,
+        batch_size: int = 64,
+        random_state: RandomStateLike = None,
+        verbose: int = 0,
+        warm_start: bool = False,
+    ) -> None:
         self.budget = budget
         self.batch_size = batch_size
         self.random_state = random_state
@@ -129,7 +140,15 @@ class FilledSubset(UniformSampling):
     (9, 1000, 100)
     """
 
-    def __init__(self, *, budget=0.1, batch_size=1, random_state=None, verbose=0, warm_start=False):
+    def __init__(
+        self,
+        *,
+        budget: float = 0.1,
+        batch_size: int = 1,
+        random_state: RandomStateLike = None,
+        verbose: int = 0,
+        warm_start: bool = False,
+    ) -> None:
         self.budget = budget
         self.batch_size = batch_size
         self.random_state = random_state
@@ -230,20 +249,20 @@ class UniformLRF(_EnsembleStrategy):
     def __init__(
         self,
         *,
-        budget=0.1,
-        batch_size=32,
-        warmup_fraction=0.05,
-        rank=1,
-        n_members=64,
-        drop_rate=0.05,
-        ridge=0.1,
-        n_sweeps=10,
-        refit_sweeps=2,
-        refit_every="auto",
-        random_state=None,
-        verbose=0,
-        warm_start=False,
-    ):
+        budget: float = 0.1,
+        batch_size: int = 32,
+        warmup_fraction: float = 0.05,
+        rank: int | str = 1,
+        n_members: int = 64,
+        drop_rate: float = 0.05,
+        ridge: float = 0.1,
+        n_sweeps: int = 10,
+        refit_sweeps: int = 2,
+        refit_every: int | str = "auto",
+        random_state: RandomStateLike = None,
+        verbose: int = 0,
+        warm_start: bool = False,
+    ) -> None:
         self.budget = budget
         self.batch_size = batch_size
         self.warmup_fraction = warmup_fraction

@@ -1,14 +1,22 @@
 """Matrix completion of score matrices as a scikit-learn transformer."""
 
+from __future__ import annotations
+
 from numbers import Integral, Real
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import RANDOM_STATE, check_random_state
 from .lowrank import fit_logistic_factors, fit_model_factors, select_rank_cv, sigmoid
+from .._typing import FloatArray, RandomStateLike
+
+if TYPE_CHECKING:
+    from typing_extensions import Self  # typing.Self: Python >= 3.11
 
 __all__ = ["LowRankScoreCompleter"]
 
@@ -89,8 +97,17 @@ class LowRankScoreCompleter(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         "random_state": RANDOM_STATE,
     }
 
-    def __init__(self, rank=8, *, loss="auto", ridge=1.0, biases=True, max_iter=100, tol=1e-4,
-                 random_state=None):
+    def __init__(
+        self,
+        rank: int | str = 8,
+        *,
+        loss: str = "auto",
+        ridge: float = 1.0,
+        biases: bool = True,
+        max_iter: int = 100,
+        tol: float = 1e-4,
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.rank = rank
         self.loss = loss
         self.ridge = ridge
@@ -106,7 +123,7 @@ class LowRankScoreCompleter(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         return "logistic" if obs.size and obs.min() >= 0 and obs.max() <= 1 else "squared"
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X: ArrayLike, y: None = None) -> Self:
         """Fit the low-rank model on a score matrix.
 
         Parameters
@@ -142,7 +159,7 @@ class LowRankScoreCompleter(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         self.n_iter_ = int(self.factorization_.n_iter)
         return self
 
-    def predict_scores(self, X):
+    def predict_scores(self, X: ArrayLike) -> FloatArray:
         """Predicted score of every cell (observed ones included) for the rows of ``X``.
 
         Parameters
@@ -172,7 +189,7 @@ class LowRankScoreCompleter(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         eta = U @ self.example_factors_.T + a[:, None] + self.example_bias_[None, :]
         return sigmoid(eta) if self.loss_ == "logistic" else eta
 
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> FloatArray:
         """Return ``X`` with every NaN replaced by its predicted score.
 
         Parameters

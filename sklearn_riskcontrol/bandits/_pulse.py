@@ -19,9 +19,12 @@ new batch, so ``sum_{U_i} S_hat = tot_i - obs_i`` always uses the current predic
 running sum that biases public research code cannot occur).
 """
 
+from __future__ import annotations
+
 from numbers import Integral, Real
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -47,6 +50,7 @@ from .lowrank import (
     select_rank_cv,
     sigmoid,
 )
+from .._typing import FloatArray, RandomStateLike
 
 __all__ = ["PULSE", "NaivePooling", "freedman_radius"]
 
@@ -57,7 +61,7 @@ _DEFAULT_METHOD = "betting"
 _BINARY_HINT = "Pass fractional_scores=True to fit fractional targets in [0, 1]."
 
 
-def freedman_radius(n_pulls, variance, delta):
+def freedman_radius(n_pulls: ArrayLike, variance: ArrayLike, delta: float) -> FloatArray:
     """Half-width of Theorem 1's confidence interval (Freedman/Bernstein martingale bound).
 
     Solves ``2 exp(-K eps^2 / (2 (v + 2 eps / 3))) = delta`` for ``eps``, where ``K`` is the
@@ -127,20 +131,20 @@ class _LowRankBandit(_BaseStrategy):
     def __init__(
         self,
         *,
-        budget=0.1,
-        batch_size=64,
-        exploration=1.0,
-        n_warmup=1,
-        refit_every="auto",
-        rank=8,
-        ridge=1.0,
-        biases=True,
-        fractional_scores=False,
-        max_iter=30,
-        random_state=None,
-        verbose=0,
-        warm_start=False,
-    ):
+        budget: float = 0.1,
+        batch_size: int = 64,
+        exploration: float = 1.0,
+        n_warmup: int = 1,
+        refit_every: int | str = "auto",
+        rank: int | str = 8,
+        ridge: float = 1.0,
+        biases: bool = True,
+        fractional_scores: bool = False,
+        max_iter: int = 30,
+        random_state: RandomStateLike = None,
+        verbose: int = 0,
+        warm_start: bool = False,
+    ) -> None:
         self.budget = budget
         self.batch_size = batch_size
         self.exploration = exploration
@@ -478,22 +482,22 @@ class PULSE(_CertifyMixin, _LowRankBandit):
     def __init__(
         self,
         *,
-        budget=0.1,
-        batch_size=64,
-        exploration=1.0,
-        n_warmup=1,
-        refit_every="auto",
-        rank=8,
-        ridge=1.0,
-        biases=True,
-        fractional_scores=False,
-        max_iter=30,
-        stop_when_certified=False,
-        delta=0.05,
-        random_state=None,
-        verbose=0,
-        warm_start=False,
-    ):
+        budget: float = 0.1,
+        batch_size: int = 64,
+        exploration: float = 1.0,
+        n_warmup: int = 1,
+        refit_every: int | str = "auto",
+        rank: int | str = 8,
+        ridge: float = 1.0,
+        biases: bool = True,
+        fractional_scores: bool = False,
+        max_iter: int = 30,
+        stop_when_certified: bool = False,
+        delta: float = 0.05,
+        random_state: RandomStateLike = None,
+        verbose: int = 0,
+        warm_start: bool = False,
+    ) -> None:
         super().__init__(
             budget=budget, batch_size=batch_size, exploration=exploration, n_warmup=n_warmup,
             refit_every=refit_every, rank=rank, ridge=ridge, biases=biases,
@@ -598,7 +602,9 @@ class PULSE(_CertifyMixin, _LowRankBandit):
         self.lambdas_ = st.lam.copy()
         self._set_certificate(st)
 
-    def confidence_intervals(self, delta=0.05, *, simultaneous=True, method=_DEFAULT_METHOD):
+    def confidence_intervals(
+        self, delta: float = 0.05, *, simultaneous: bool = True, method: str = _DEFAULT_METHOD
+    ) -> FloatArray:
         """Finite-sample confidence intervals for every model's mean score.
 
         With probability at least ``1 - delta`` every model's mean lies in its interval

@@ -1,9 +1,14 @@
 """BestModelSelector: pick the best of several candidate estimators within an evaluation budget."""
 
+from __future__ import annotations
+
 import os
+from collections.abc import Callable, Sequence
 from numbers import Real
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context, clone
 from sklearn.utils import get_tags
@@ -16,6 +21,10 @@ from .._wrapping import copy_feature_info, fit_clone, is_fitted
 from ._pulse import PULSE
 from .oracles import EstimatorOracle
 from .store import EvaluationStore
+from .._typing import Estimator, FloatArray, RandomStateLike
+
+if TYPE_CHECKING:
+    from typing_extensions import Self  # typing.Self: Python >= 3.11
 
 __all__ = ["BestModelSelector"]
 
@@ -164,8 +173,17 @@ class BestModelSelector(MetaEstimatorMixin, BaseEstimator):
         "store": [None, str, os.PathLike, EvaluationStore],
     }
 
-    def __init__(self, estimators, *, strategy=None, scoring=None, response_method="predict",
-                 calib_size=0.5, random_state=None, store=None):
+    def __init__(
+        self,
+        estimators: Sequence[Estimator],
+        *,
+        strategy: Estimator = None,
+        scoring: str | Callable[..., ArrayLike] | None = None,
+        response_method: str = "predict",
+        calib_size: float = 0.5,
+        random_state: RandomStateLike = None,
+        store: str | os.PathLike[str] | EvaluationStore | None = None,
+    ) -> None:
         self.estimators = estimators
         self.strategy = strategy
         self.scoring = scoring
@@ -175,7 +193,7 @@ class BestModelSelector(MetaEstimatorMixin, BaseEstimator):
         self.store = store
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, *, side_scores=None):
+    def fit(self, X: ArrayLike, y: ArrayLike, *, side_scores: ArrayLike | None = None) -> Self:
         """Identify the best candidate on the pool ``(X, y)``.
 
         Parameters
@@ -265,31 +283,31 @@ class BestModelSelector(MetaEstimatorMixin, BaseEstimator):
         return PULSE(budget=0.3, batch_size=b, rank=2, fractional_scores=True, random_state=rng)
 
     @available_if(_best_has("predict"))
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
         """Predictions of the selected model."""
         check_is_fitted(self)
         return self.best_estimator_.predict(X)
 
     @available_if(_best_has("predict_proba"))
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> FloatArray:
         """Class probabilities of the selected model."""
         check_is_fitted(self)
         return self.best_estimator_.predict_proba(X)
 
     @available_if(_best_has("predict_log_proba"))
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X: ArrayLike) -> FloatArray:
         """Log class probabilities of the selected model."""
         check_is_fitted(self)
         return self.best_estimator_.predict_log_proba(X)
 
     @available_if(_best_has("decision_function"))
-    def decision_function(self, X):
+    def decision_function(self, X: ArrayLike) -> FloatArray:
         """Decision function of the selected model."""
         check_is_fitted(self)
         return self.best_estimator_.decision_function(X)
 
     @available_if(_best_has("score"))
-    def score(self, X, y, **kwargs):
+    def score(self, X: ArrayLike, y: ArrayLike, **kwargs: Any) -> float:
         """The selected model's ``score``."""
         check_is_fitted(self)
         return self.best_estimator_.score(X, y, **kwargs)

@@ -1,5 +1,7 @@
 """UCB-E (Audibert & Bubeck; Zhou et al. Alg. 1), the observation-only bandit baseline."""
 
+from __future__ import annotations
+
 from numbers import Integral, Real
 
 import numpy as np
@@ -11,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._base import _COMMON_ATTRS_DOC, _COMMON_PARAMS_DOC, _argmax, _auto_period, _BaseStrategy
 from ._intervals import _STOP_ATTRS_DOC, _STOP_DOC, _CertifyMixin, warn_vacuous
 from .._validation import check_level
+from .._typing import FloatArray, RandomStateLike
 
 __all__ = ["UCBE", "UCBELRF"]
 
@@ -86,15 +89,15 @@ class UCBE(_CertifyMixin, _BaseStrategy):
     def __init__(
         self,
         *,
-        budget=0.1,
-        batch_size=64,
-        exploration=1.0,
-        stop_when_certified=False,
-        delta=0.05,
-        random_state=None,
-        verbose=0,
-        warm_start=False,
-    ):
+        budget: float = 0.1,
+        batch_size: int = 64,
+        exploration: float = 1.0,
+        stop_when_certified: bool = False,
+        delta: float = 0.05,
+        random_state: RandomStateLike = None,
+        verbose: int = 0,
+        warm_start: bool = False,
+    ) -> None:
         self.budget = budget
         self.batch_size = batch_size
         self.exploration = exploration
@@ -138,7 +141,9 @@ class UCBE(_CertifyMixin, _BaseStrategy):
     def _finalize_extra(self, st):
         self._set_certificate(st)
 
-    def confidence_intervals(self, delta=0.05, *, simultaneous=True, method="betting"):
+    def confidence_intervals(
+        self, delta: float = 0.05, *, simultaneous: bool = True, method: str = "betting"
+    ) -> FloatArray:
         """Anytime-valid confidence intervals for every model's mean score on its pool.
 
         With probability at least ``1 - delta`` every model's mean lies in its interval
@@ -483,23 +488,23 @@ class UCBELRF(_EnsembleStrategy):
     def __init__(
         self,
         *,
-        budget=0.1,
-        batch_size=32,
-        eta=5.0,
-        acquisition="uncertainty",
-        uncertainty_cells="unscored",
-        warmup_fraction=0.05,
-        rank=1,
-        n_members=64,
-        drop_rate=0.05,
-        ridge=0.1,
-        n_sweeps=10,
-        refit_sweeps=2,
-        refit_every="auto",
-        random_state=None,
-        verbose=0,
-        warm_start=False,
-    ):
+        budget: float = 0.1,
+        batch_size: int = 32,
+        eta: float = 5.0,
+        acquisition: str = "uncertainty",
+        uncertainty_cells: str = "unscored",
+        warmup_fraction: float = 0.05,
+        rank: int | str = 1,
+        n_members: int = 64,
+        drop_rate: float = 0.05,
+        ridge: float = 0.1,
+        n_sweeps: int = 10,
+        refit_sweeps: int = 2,
+        refit_every: int | str = "auto",
+        random_state: RandomStateLike = None,
+        verbose: int = 0,
+        warm_start: bool = False,
+    ) -> None:
         self.budget = budget
         self.batch_size = batch_size
         self.eta = eta

@@ -29,7 +29,13 @@ holds four float32 copies of the matrix (scores, linear predictor, cell losses, 
 buffer: twice the memory of a float64 input) and does its elementwise work in cache-sized blocks.
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import ArrayLike
 import scipy.sparse as sp
 
 from .._validation import (
@@ -40,6 +46,10 @@ from .._validation import (
     check_score_matrix,
     check_scores,
 )
+from .._typing import BoolArray, FloatArray, RandomStateLike
+
+if TYPE_CHECKING:
+    from typing_extensions import Self  # typing.Self: Python >= 3.11
 
 __all__ = [
     "sigmoid",
@@ -74,7 +84,7 @@ def _outer_flat(X):
     return (X[:, :, None] * X[:, None, :]).reshape(X.shape[0], d * d)
 
 
-def sigmoid(x):
+def sigmoid(x: ArrayLike) -> FloatArray:
     """Logistic function, ``0.5 * (1 + tanh(x / 2))`` (fast and overflow-free in float64).
 
     Elementwise on any shape, like ``scipy.special.expit``: ``-inf -> 0``, ``+inf -> 1``,
@@ -501,8 +511,17 @@ class LowRankFactorization:
     array([[0.5]])
     """
 
-    def __init__(self, model_factors, example_factors, model_bias, example_bias, loss,
-                 objective=np.nan, n_iter=0, converged=True):
+    def __init__(
+        self,
+        model_factors: ArrayLike,
+        example_factors: ArrayLike,
+        model_bias: ArrayLike,
+        example_bias: ArrayLike,
+        loss: str,
+        objective: float = np.nan,
+        n_iter: int = 0,
+        converged: bool = True,
+    ) -> None:
         self.model_factors = model_factors
         self.example_factors = example_factors
         self.model_bias = model_bias
@@ -513,10 +532,12 @@ class LowRankFactorization:
         self.converged = converged
 
     @property
-    def rank(self):
+    def rank(self) -> int:
         return self.model_factors.shape[1]
 
-    def decision_function(self, rows=None, cols=None):
+    def decision_function(
+        self, rows: ArrayLike | None = None, cols: ArrayLike | None = None
+    ) -> FloatArray:
         """Linear predictor ``eta`` for the given model rows and example columns."""
         U = self.model_factors if rows is None else self.model_factors[rows]
         a = self.model_bias if rows is None else self.model_bias[rows]
@@ -524,7 +545,7 @@ class LowRankFactorization:
         b = self.example_bias if cols is None else self.example_bias[cols]
         return U @ V.T + a[:, None] + b[None, :]
 
-    def predict(self, rows=None, cols=None):
+    def predict(self, rows: ArrayLike | None = None, cols: ArrayLike | None = None) -> FloatArray:
         """Predicted scores (probabilities for the logistic loss)."""
         eta = self.decision_function(rows, cols)
         return sigmoid(eta) if self.loss == "logistic" else eta
@@ -546,8 +567,18 @@ def _check_common(rank, ridge, loss):
         raise ValueError(f"`loss` must be 'logistic' or 'squared'; got {loss!r}.")
 
 
-def fit_logistic_factors(scores, *, rank=8, ridge=1.0, biases=True, loss="logistic",
-                         max_iter=100, tol=1e-4, init="svd", random_state=None):
+def fit_logistic_factors(
+    scores: ArrayLike,
+    *,
+    rank: int | str = 8,
+    ridge: float = 1.0,
+    biases: bool = True,
+    loss: str = "logistic",
+    max_iter: int = 100,
+    tol: float = 1e-4,
+    init: str | LowRankFactorization = "svd",
+    random_state: RandomStateLike = None,
+) -> LowRankFactorization:
     """Fit a low-rank logistic (or squared-loss) factorization of a partially observed matrix.
 
     Alternates one vectorised Newton step over all model rows (example side fixed) and one over all
@@ -692,8 +723,18 @@ def fit_logistic_factors(scores, *, rank=8, ridge=1.0, biases=True, loss="logist
     return LowRankFactorization(U, V, a, b, loss, objective=float(obj), n_iter=it, converged=converged)
 
 
-def fit_model_factors(scores, example_factors, example_bias=None, *, ridge=1.0, biases=True,
-                      loss="logistic", init=None, max_iter=25, tol=1e-6):
+def fit_model_factors(
+    scores: ArrayLike,
+    example_factors: ArrayLike,
+    example_bias: ArrayLike | None = None,
+    *,
+    ridge: float = 1.0,
+    biases: bool = True,
+    loss: str = "logistic",
+    init: ArrayLike | None = None,
+    max_iter: int = 25,
+    tol: float = 1e-6,
+) -> tuple[FloatArray, FloatArray]:
     """Fit the model side of a factorization with the example side frozen.
 
     Each row of ``scores`` is an independent ridge regression (logistic or least squares) on the
@@ -784,7 +825,7 @@ class RankCV:
     ([0.51, 0.41, 0.4], [0.01, 0.01, 0.01])
     """
 
-    def __init__(self, rank, candidates, fold_errors):
+    def __init__(self, rank: int, candidates: ArrayLike, fold_errors: ArrayLike) -> None:
         self.rank = int(rank)
         self.candidates = np.asarray(candidates, dtype=int)
         self.fold_errors = fold_errors
@@ -813,8 +854,18 @@ def _heldout_loss(fit, r, c, y, loss):
     return float(_cell_loss(eta, y, loss).mean())
 
 
-def select_rank_cv(scores, *, candidates=RANK_CANDIDATES, n_folds=5, ridge=1.0, biases=True,
-                   loss="logistic", max_iter=100, tol=1e-4, random_state=None):
+def select_rank_cv(
+    scores: ArrayLike,
+    *,
+    candidates: Sequence[int] = RANK_CANDIDATES,
+    n_folds: int = 5,
+    ridge: float = 1.0,
+    biases: bool = True,
+    loss: str = "logistic",
+    max_iter: int = 100,
+    tol: float = 1e-4,
+    random_state: RandomStateLike = None,
+) -> RankCV:
     """Choose the rank of :func:`fit_logistic_factors` by K-fold CV over the observed cells.
 
     The observed cells are shuffled and split into ``n_folds`` folds of (almost) equal size; each
@@ -925,7 +976,16 @@ class ALSEnsemble:
     True
     """
 
-    def __init__(self, shape, *, rank=1, n_members=64, drop_rate=0.05, ridge=0.1, random_state=None):
+    def __init__(
+        self,
+        shape: tuple[int, int],
+        *,
+        rank: int | str = 1,
+        n_members: int = 64,
+        drop_rate: float = 0.05,
+        ridge: float = 0.1,
+        random_state: RandomStateLike = None,
+    ) -> None:
         _check_common(rank, ridge, "squared")
         if rank < 1:
             raise ValueError(f"`rank` must be at least 1; got {rank}.")
@@ -957,16 +1017,16 @@ class ALSEnsemble:
         self.fitted = False
 
     @property
-    def U(self):
+    def U(self) -> FloatArray:
         """Model factors, shape (n_members, n_models, rank) (a view)."""
         return self._U.transpose(1, 0, 2)
 
     @property
-    def V(self):
+    def V(self) -> FloatArray:
         """Example factors, shape (n_members, n_examples, rank) (a view)."""
         return self._V.transpose(1, 0, 2)
 
-    def observe(self, rows, cols, values):
+    def observe(self, rows: ArrayLike, cols: ArrayLike, values: ArrayLike) -> None:
         """Add observed cells (scores of ``(rows[k], cols[k])``); re-observing a cell updates it."""
         m, n = self.shape
         rows, cols = check_indices(rows, "rows", m), check_indices(cols, "cols", n)
@@ -997,7 +1057,7 @@ class ALSEnsemble:
             self._drop_y[self._n_drop: end] = self._Y[i, j]
             self._n_drop = end
 
-    def member_mask(self, k):
+    def member_mask(self, k: int) -> BoolArray:
         """Boolean (n_models, n_examples) mask of the cells member ``k`` is fitted on."""
         M = self._O > 0
         rk, ck = self._drop_keys[:, : self._n_drop]
@@ -1030,7 +1090,7 @@ class ALSEnsemble:
         gram = gram.reshape(R * K, r, r) + self.ridge * np.eye(r)
         return _solve_batched(gram, rhs).reshape(R, K, r)
 
-    def fit(self, n_sweeps=10):
+    def fit(self, n_sweeps: int = 10) -> Self:
         """Run ``n_sweeps`` alternating sweeps, continuing from the current factors."""
         rk, ck = self._drop_keys[:, : self._n_drop]
         dy = self._drop_y[: self._n_drop]
@@ -1040,7 +1100,7 @@ class ALSEnsemble:
         self.fitted = True
         return self
 
-    def mean_std(self, rows=None):
+    def mean_std(self, rows: ArrayLike | None = None) -> tuple[FloatArray, FloatArray]:
         """Ensemble mean and standard deviation of ``U_k V_k^T`` (both of shape (m, n)).
 
         ``rows`` (a slice or index array) restricts both to those models.
@@ -1061,8 +1121,16 @@ class ALSEnsemble:
         return mean, std
 
 
-def als_ensemble(scores, *, rank=1, n_members=64, drop_rate=0.05, ridge=0.1, n_sweeps=10,
-                 random_state=None):
+def als_ensemble(
+    scores: ArrayLike,
+    *,
+    rank: int | str = 1,
+    n_members: int = 64,
+    drop_rate: float = 0.05,
+    ridge: float = 0.1,
+    n_sweeps: int = 10,
+    random_state: RandomStateLike = None,
+) -> tuple[FloatArray, FloatArray]:
     """Complete a partially observed score matrix with an ensemble of ridge ALS factorizations.
 
     Parameters

@@ -23,14 +23,20 @@ back-ends need: retries with exponential backoff, a timeout, a bounded thread po
 and a cost budget.
 """
 
+from __future__ import annotations
+
 import hashlib
 import threading
 import time
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import (
+    add_note,
     check_labels,
     check_index,
     check_indices,
@@ -39,6 +45,15 @@ from .._validation import (
     warn,
 )
 from .store import EvaluationRecord, RateLimiter, as_store
+from .._typing import BoolArray, Estimator, FloatArray
+
+if TYPE_CHECKING:
+    import os
+
+    from typing_extensions import Self  # typing.Self: Python >= 3.11
+
+    from ..tables import LongTable
+    from .store import EvaluationStore
 
 __all__ = [
     "EvaluationError",
@@ -210,10 +225,10 @@ class ScoreOracle:
         return state
 
     @property
-    def shape(self):
+    def shape(self) -> tuple[int, int]:
         return (self.n_models, self.n_examples)
 
-    def available_mask(self):
+    def available_mask(self) -> BoolArray | None:
         """Boolean mask of the cells that can be scored, or ``None`` when all can."""
         return None
 
@@ -331,8 +346,7 @@ class ScoreOracle:
                     self._sleep(delay)
         cells = _describe_cells(self._mid(i), [self._eid(j) for j in J.tolist()])
         if attempts == 1:  # no retry asked for: the back-end's own exception, with the cells
-            if hasattr(last, "add_note"):
-                last.add_note(f"(raised while scoring {cells})")
+            add_note(last, f"(raised while scoring {cells})")
             raise last
         raise EvaluationError(
             f"Scoring {cells} failed on all {attempts} attempts (max_retries={self.max_retries}); "
@@ -456,7 +470,7 @@ class ScoreOracle:
                 "request only available cells."
             )
 
-    def query(self, model_index, example_indices):
+    def query(self, model_index: int, example_indices: ArrayLike) -> FloatArray:
         """Scores of one model on some examples, buying only the cells not yet cached.
 
         Parameters
@@ -476,7 +490,7 @@ class ScoreOracle:
             self._buy(i, new)
         return self.cached_scores_[i, J].copy()
 
-    def query_cells(self, rows, cols):
+    def query_cells(self, rows: ArrayLike, cols: ArrayLike) -> FloatArray:
         """Scores of arbitrary (model, example) cells, one back-end call per distinct model.
 
         If a call fails, the cells of the models already scored stay bought and cached.
@@ -496,7 +510,7 @@ class ScoreOracle:
             self._buy_cells(*np.divmod(flat, self.n_examples))
         return self.cached_scores_[rows, cols].copy()
 
-    def clear_cache(self):
+    def clear_cache(self) -> Self:
         """Forget every cached score and reset the counters (the store, if any, is kept)."""
         self._init_cache(self.n_models, self.n_examples)
         return self
@@ -543,7 +557,15 @@ class MatrixOracle(ScoreOracle):
     (array([1.]), 2)
     """
 
-    def __init__(self, scores, *, missing="error", store=None, model_ids=None, example_ids=None):
+    def __init__(
+        self,
+        scores: ArrayLike,
+        *,
+        missing: str = "error",
+        store: str | os.PathLike[str] | EvaluationStore | None = None,
+        model_ids: Sequence[Any] | None = None,
+        example_ids: Sequence[Any] | None = None,
+    ) -> None:
         if missing not in ("error", "exclude"):
             raise ValueError(f"`missing` must be 'error' or 'exclude'; got {missing!r}.")
         self.missing = missing
@@ -575,7 +597,13 @@ class MatrixOracle(ScoreOracle):
             warn(text + "." + (fix if common else ""))
 
     @classmethod
-    def from_long(cls, table, *, missing="error", store=None):
+    def from_long(
+        cls,
+        table: LongTable,
+        *,
+        missing: str = "error",
+        store: str | os.PathLike[str] | EvaluationStore | None = None,
+    ) -> MatrixOracle:
         """A MatrixOracle over a long table read by :mod:`sklearn_riskcontrol.tables`.
 
         Parameters
@@ -630,13 +658,13 @@ class MatrixOracle(ScoreOracle):
         return cls(scores, missing=missing, store=store, model_ids=list(model_ids),
                    example_ids=list(example_ids))
 
-    def available_mask(self):
+    def available_mask(self) -> BoolArray | None:
         return self._avail
 
     def _fetch(self, model_index, example_indices):
         return self.scores[model_index, example_indices]
 
-    def query_cells(self, rows, cols):
+    def query_cells(self, rows: ArrayLike, cols: ArrayLike) -> FloatArray:
         if self.store_ is not None:  # cell by cell through the store
             return super().query_cells(rows, cols)
         rows = check_indices(rows, "rows", self.n_models)
@@ -661,7 +689,7 @@ class MatrixOracle(ScoreOracle):
             self.n_calls_ += 1
         return self.cached_scores_[rows, cols].copy()
 
-    def true_means(self):
+    def true_means(self) -> FloatArray:
         """Exact mean score of every model (over its available examples); for simulations."""
         return np.nanmean(self.scores, axis=1)
 
@@ -751,10 +779,25 @@ class CallableOracle(ScoreOracle):
     (array([1., 0., 1., 0.]), 1, 3, 0.04)
     """
 
-    def __init__(self, score, n_models, n_examples, *, store=None, run_config=None,
-                 model_ids=None, example_ids=None, cost=None, max_cost=None, max_concurrency=1,
-                 chunk_size=None, rate_limit=None, max_retries=0, retry_backoff=1.0,
-                 timeout=None):
+    def __init__(
+        self,
+        score: Callable[..., Any],
+        n_models: int,
+        n_examples: int,
+        *,
+        store: str | os.PathLike[str] | EvaluationStore | None = None,
+        run_config: Mapping[str, Any] | None = None,
+        model_ids: Sequence[Any] | None = None,
+        example_ids: Sequence[Any] | None = None,
+        cost: float | ArrayLike | Callable[..., Any] | None = None,
+        max_cost: float | None = None,
+        max_concurrency: int = 1,
+        chunk_size: int | None = None,
+        rate_limit: float | None = None,
+        max_retries: int = 0,
+        retry_backoff: float = 1.0,
+        timeout: float | None = None,
+    ) -> None:
         if not callable(score):
             raise TypeError(f"`score` must be callable score(model_index, example_indices); got {score!r}.")
         self.score = score
@@ -1033,7 +1076,16 @@ class EstimatorOracle(ScoreOracle):
     (3,)
     """
 
-    def __init__(self, estimators, X, y, *, scoring=None, response_method="predict", store=None):
+    def __init__(
+        self,
+        estimators: Sequence[Estimator],
+        X: ArrayLike,
+        y: ArrayLike,
+        *,
+        scoring: str | Callable[..., ArrayLike] | None = None,
+        response_method: str = "predict",
+        store: str | os.PathLike[str] | EvaluationStore | None = None,
+    ) -> None:
         from sklearn.utils.validation import check_is_fitted
 
         estimators = list(estimators)
@@ -1103,7 +1155,7 @@ def _num_samples(X):
         raise TypeError(f"`X` must be array-like with one row per example; got {type(X).__name__}.") from None
 
 
-def as_oracle(scores, name="scores"):
+def as_oracle(scores: ArrayLike | ScoreOracle, name: str = "scores") -> ScoreOracle:
     """Return ``scores`` as a :class:`ScoreOracle` (a full score matrix becomes a MatrixOracle).
 
     A :class:`~sklearn_riskcontrol.tables.LongTable` becomes ``MatrixOracle.from_long(scores)``

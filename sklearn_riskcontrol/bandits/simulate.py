@@ -6,10 +6,17 @@ interaction, a guessing floor, a chosen gap between the two best models, and opt
 information (other, weaker models on the same examples).
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 from sklearn.utils import Bunch
 
 from .._validation import check_random_state
+from .._typing import FloatArray, RandomStateLike
 
 __all__ = ["make_score_matrix", "accuracy_curve", "budget_to_reach"]
 
@@ -29,21 +36,21 @@ def _draw_rows(rng, u, a, v, b, guess, n_chunk=256):
 
 
 def make_score_matrix(
-    n_models=1000,
-    n_examples=12000,
+    n_models: int = 1000,
+    n_examples: int = 12000,
     *,
-    n_side_models=0,
-    gap=0.02,
-    rank=8,
-    decay=0.7,
-    easiness_scale=1.8,
-    ability_mean=-1.3,
-    ability_scale=0.9,
-    side_ability_mean=-1.8,
-    guess=0.1,
-    dtype=np.float64,
-    random_state=None,
-):
+    n_side_models: int = 0,
+    gap: float = 0.02,
+    rank: int = 8,
+    decay: float = 0.7,
+    easiness_scale: float = 1.8,
+    ability_mean: float = -1.3,
+    ability_scale: float = 0.9,
+    side_ability_mean: float = -1.8,
+    guess: float = 0.1,
+    dtype: DTypeLike = np.float64,
+    random_state: RandomStateLike = None,
+) -> Bunch:
     """Binary score matrix of ``n_models`` models on ``n_examples`` examples with a set top-2 gap.
 
     ``logit[i, j] = a_i + b_j + sum_k s_k u_ik v_jk`` with ``s_k = decay**k`` (k = 0..rank-1),
@@ -150,7 +157,9 @@ def make_score_matrix(
     )
 
 
-def accuracy_curve(histories, best_index, budgets):
+def accuracy_curve(
+    histories: Sequence[Any], best_index: int, budgets: ArrayLike
+) -> tuple[FloatArray, FloatArray]:
     """Probability of having identified the best model, as a function of the budget.
 
     Parameters
@@ -194,7 +203,9 @@ def accuracy_curve(histories, best_index, budgets):
     return acc, np.sqrt(acc * (1 - acc) / len(runs))
 
 
-def budget_to_reach(histories, best_index, level=0.95, budgets=None):
+def budget_to_reach(
+    histories: Sequence[Any], best_index: int, level: float = 0.95, budgets: ArrayLike | None = None
+) -> float:
     """Smallest budget from which the accuracy curve stays at or above ``level``.
 
     Returns ``np.inf`` when the level is not reached within the recorded budgets.

@@ -13,6 +13,8 @@ server. The default back-end, :class:`SQLiteStore`, is one SQLite file (standard
 write-ahead log).
 """
 
+from __future__ import annotations
+
 import contextlib
 import json
 import os
@@ -21,6 +23,11 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from collections import namedtuple
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from typing_extensions import Self  # typing.Self: Python >= 3.11
 
 __all__ = ["EvaluationRecord", "EvaluationStore", "SQLiteStore", "as_store"]
 
@@ -151,7 +158,7 @@ class EvaluationStore(ABC):
     """
 
     @abstractmethod
-    def open(self, config):
+    def open(self, config: Mapping[str, Any]) -> Self:
         """Start the run ``config`` or check that the stored run has this configuration.
 
         Raises a ``ValueError`` when they differ (best a :class:`ConfigMismatchError`, which
@@ -159,32 +166,32 @@ class EvaluationStore(ABC):
         """
 
     @abstractmethod
-    def get_many(self, cells):
+    def get_many(self, cells: Iterable[tuple[str, str]]) -> dict[tuple[str, str], EvaluationRecord]:
         """Stored records of ``cells`` (pairs of id strings): a dict ``cell -> record``.
 
         Cells that are not stored are absent from the dict.
         """
 
     @abstractmethod
-    def put_many(self, records):
+    def put_many(self, records: Iterable[EvaluationRecord]) -> None:
         """Save ``records`` atomically and durably; an already stored cell is left unchanged."""
 
     @abstractmethod
-    def records(self):
+    def records(self) -> list[EvaluationRecord]:
         """Every stored :class:`EvaluationRecord` (in insertion order when known)."""
 
-    def summary(self):
+    def summary(self) -> tuple[int, float]:
         """``(number of stored cells, total known cost)``; override when a query is cheaper."""
         recs = self.records()
         return len(recs), float(sum(r.cost for r in recs if r.cost is not None))
 
-    def close(self):
+    def close(self) -> None:
         """Release connections (the store can be opened again)."""
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
@@ -228,7 +235,9 @@ class SQLiteStore(EvaluationStore):
     sklearn_riskcontrol.bandits.store.ConfigMismatchError: SQLite store ... holds the evaluations of another run: it was created with prompt='v1'; this run has prompt='v2'. ...
     """
 
-    def __init__(self, path, *, durable=True, timeout=30.0):
+    def __init__(
+        self, path: str | os.PathLike[str], *, durable: bool = True, timeout: float = 30.0
+    ) -> None:
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"`path` must be a file path (str or path-like); got {path!r}.")
         self.path = os.fspath(path)
@@ -301,7 +310,7 @@ class SQLiteStore(EvaluationStore):
             self._conn = conn
         return self._conn
 
-    def open(self, config):
+    def open(self, config: Mapping[str, Any]) -> Self:
         given = canonical_config(config)
         with self._locked():
             conn = self._connect()
@@ -323,7 +332,7 @@ class SQLiteStore(EvaluationStore):
         self.config_ = json.loads(given)
         return self
 
-    def get_many(self, cells):
+    def get_many(self, cells: Iterable[tuple[str, str]]) -> dict[tuple[str, str], EvaluationRecord]:
         by_model = {}
         for model, example in cells:
             by_model.setdefault(str(model), []).append(str(example))
@@ -341,7 +350,7 @@ class SQLiteStore(EvaluationStore):
                         out[(row[0], row[1])] = EvaluationRecord(*row)
         return out
 
-    def put_many(self, records):
+    def put_many(self, records: Iterable[EvaluationRecord]) -> None:
         rows = [(str(r.model), str(r.example), float(r.score),
                  None if r.cost is None else float(r.cost), float(r.time)) for r in records]
         if not rows:
@@ -359,21 +368,21 @@ class SQLiteStore(EvaluationStore):
                 conn.execute("ROLLBACK")
                 raise
 
-    def records(self):
+    def records(self) -> list[EvaluationRecord]:
         with self._locked():
             rows = self._connect().execute(
                 "SELECT model, example, score, cost, time FROM scores ORDER BY rowid"
             ).fetchall()
         return [EvaluationRecord(*row) for row in rows]
 
-    def summary(self):
+    def summary(self) -> tuple[int, float]:
         with self._locked():
             n, cost = self._connect().execute(
                 "SELECT COUNT(*), TOTAL(cost) FROM scores"
             ).fetchone()
         return int(n), float(cost)
 
-    def close(self):
+    def close(self) -> None:
         with self._lock:
             if self._conn is not None:
                 self._conn.close()

@@ -1,5 +1,7 @@
 """Loaders for the real data shipped inside the package (no download at run time)."""
 
+from __future__ import annotations
+
 from importlib import resources
 
 import pandas as pd
@@ -16,7 +18,7 @@ def _read(name):
         return pd.read_csv(fh, compression="gzip")
 
 
-def load_diamonds(*, return_X_y=False):
+def load_diamonds(*, return_X_y: bool = False) -> Bunch | tuple[pd.DataFrame, pd.Series]:
     """Load the diamonds regression data (53,940 rows; target ``price`` in US dollars).
 
     Features: ``carat, cut, color, clarity, depth, table, x, y, z``; ``cut``, ``color`` and
@@ -41,7 +43,7 @@ def load_diamonds(*, return_X_y=False):
     return Bunch(data=X, target=y, frame=frame, DESCR=_ATTRIBUTION["diamonds"])
 
 
-def load_letter(*, return_X_y=False):
+def load_letter(*, return_X_y: bool = False) -> Bunch | tuple[pd.DataFrame, pd.Series]:
     """Load UCI Letter Recognition (20,000 rows, 16 integer features, 26 classes ``A``-``Z``).
 
     Source: UCI Machine Learning Repository, CC BY 4.0 (Slate 1991; Frey & Slate 1991).

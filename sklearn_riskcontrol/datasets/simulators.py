@@ -12,9 +12,13 @@ All fitted models are trained once, on samples that are independent of anything 
 setting can be reused across Monte-Carlo repetitions.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import expit
 from sklearn.base import clone
 from sklearn.ensemble import RandomForestRegressor
@@ -22,6 +26,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.utils import Bunch
 
 from .._validation import check_number, check_random_state, show
+from .._typing import Estimator, FloatArray, RandomStateLike
 
 __all__ = ["ScoreSetting", "make_score_setting"]
 
@@ -132,7 +137,9 @@ class ScoreSetting:
             have += int(keep.sum())
         return np.concatenate(out)[:n]
 
-    def sample(self, n, random_state=None, shift=False):
+    def sample(
+        self, n: int, random_state: RandomStateLike = None, shift: bool = False
+    ) -> tuple[FloatArray, FloatArray]:
         """Draw ``n`` fresh points ``(X, Y)`` from P (``shift=False``) or from the shifted Q.
 
         Parameters
@@ -154,7 +161,7 @@ class ScoreSetting:
         return X, self._draw_y(X, rng)
 
     # ----------------------------------------------------------------- risk, reward, scores
-    def risk(self, X, Y):
+    def risk(self, X: ArrayLike, Y: ArrayLike) -> FloatArray:
         """Realized risk ``L(f, X, Y)`` in [0, 1] of the setting (Table 1, last column)."""
         X = np.asarray(X, dtype=float)
         Y = np.asarray(Y, dtype=float)
@@ -166,25 +173,27 @@ class ScoreSetting:
             out = expit(-self.tau * Y)
         return np.clip(out, 0.0, 1.0)
 
-    def reward(self, X, Y):
+    def reward(self, X: ArrayLike, Y: ArrayLike) -> FloatArray:
         """Reward of deploying on ``(X, Y)``, in [0, 1] (``Y^2 / reward_scale`` or 1)."""
         Y = np.asarray(Y, dtype=float)
         if self.reward_kind == "constant":
             return np.ones_like(Y)
         return np.minimum(Y**2 / self.reward_scale, 1.0)
 
-    def predict_risk(self, X):
+    def predict_risk(self, X: ArrayLike) -> FloatArray:
         """``l_hat(X)``, the fitted risk predictor."""
         return self.risk_model.predict(np.asarray(X, dtype=float))
 
-    def predict_reward(self, X):
+    def predict_reward(self, X: ArrayLike) -> FloatArray:
         """``r_hat(X)``, the fitted reward predictor, floored at a tiny positive value."""
         if self.reward_kind == "constant":
             return np.ones(np.asarray(X).shape[0])
         return np.maximum(self.reward_model.predict(np.asarray(X, dtype=float)), 1e-12)
 
     @staticmethod
-    def combine_scores(l_hat, r_hat, kind="risk", alpha=None):
+    def combine_scores(
+        l_hat: ArrayLike, r_hat: ArrayLike, kind: str = "risk", alpha: float | None = None
+    ) -> FloatArray:
         """Score from precomputed ``l_hat`` and ``r_hat`` (see :meth:`score`)."""
         l_hat = np.asarray(l_hat, dtype=float)
         if kind == "risk":
@@ -199,7 +208,7 @@ class ScoreSetting:
             return (l_hat - alpha) / np.asarray(r_hat, dtype=float)
         raise ValueError(f"`kind` must be 'risk', 'mdr_ratio' or 'sdr_ratio'; got {show(kind)}.")
 
-    def score(self, X, kind="risk", alpha=None):
+    def score(self, X: ArrayLike, kind: str = "risk", alpha: float | None = None) -> FloatArray:
         """Deployment score (smaller = safer).
 
         Parameters
@@ -218,7 +227,7 @@ class ScoreSetting:
         return self.combine_scores(l_hat, r_hat, kind, alpha)
 
     # -------------------------------------------------------------------- covariate shift
-    def true_weights(self, X):
+    def true_weights(self, X: ArrayLike) -> FloatArray:
         """Exact density ratio ``dQ/dP(x) = 2 sigmoid(theta^T x)``.
 
         ``E_P[sigmoid(theta . X)] = 1/2`` because ``theta . X`` is symmetric about 0, so the
@@ -226,7 +235,9 @@ class ScoreSetting:
         """
         return 2.0 * expit(np.asarray(X, dtype=float) @ self.theta)
 
-    def estimate_weights(self, n_extra=1000, random_state=None, estimator=None):
+    def estimate_weights(
+        self, n_extra: int = 1000, random_state: RandomStateLike = None, estimator: Estimator = None
+    ) -> Callable[[ArrayLike], FloatArray]:
         """Estimate ``dQ/dP`` by probabilistic classification on extra source and target points.
 
         Draws ``n_extra`` points from P (label 0) and ``n_extra`` from Q (label 1), fits
@@ -262,8 +273,15 @@ class ScoreSetting:
         return w_hat
 
     # ------------------------------------------------------------------ Monte-Carlo draws
-    def draw_problem(self, n=1000, m=100, random_state=None, shift=False, estimate=False,
-                     n_extra=1000):
+    def draw_problem(
+        self,
+        n: int = 1000,
+        m: int = 100,
+        random_state: RandomStateLike = None,
+        shift: bool = False,
+        estimate: bool = False,
+        n_extra: int = 1000,
+    ) -> Bunch:
         """One Monte-Carlo instance: ``n`` calibration points from P, ``m`` test points.
 
         Everything SCoRE and its baselines need, as arrays: risks, ``l_hat`` and ``r_hat`` of
@@ -313,8 +331,13 @@ class ScoreSetting:
 
 
 def make_score_setting(
-    setting, *, n_train=1000, reward="squared", n_estimators=100, random_state=None
-):
+    setting: int,
+    *,
+    n_train: int = 1000,
+    reward: str = "squared",
+    n_estimators: int = 100,
+    random_state: RandomStateLike = None,
+) -> ScoreSetting:
     """Build and fit simulation setting ``setting`` of the SCoRE paper (Table 1, App. D.3).
 
     ``X ~ Unif[-1, 1]^20``, ``Y = mu(X) + eps`` with, for a standard normal ``Z`` and

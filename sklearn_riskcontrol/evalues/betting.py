@@ -32,14 +32,19 @@ The wealth of a universal portfolio equals the prior mixture of the constant-bet
 :func:`mixture_log_eprocess` and :func:`mixture_weights` compute such mixtures in log space.
 """
 
+from __future__ import annotations
+
 import functools
 import itertools
 import numbers
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from threadpoolctl import ThreadpoolController
 
+from .._typing import FloatArray
 from .._validation import _as_1d_float, as_float_array, check_level, check_number, show
 
 __all__ = [
@@ -343,7 +348,7 @@ class UniversalPortfolio:
         return (self._custom is None and self.prior == "arcsine" and self.n_nodes is None
                 and self.integration == "adaptive")
 
-    def quadrature(self, n_rounds):
+    def quadrature(self, n_rounds: int) -> tuple[FloatArray, FloatArray]:
         """Nodes ``b_k`` and weights of the rule used for ``n_rounds`` rounds.
 
         Parameters
@@ -730,8 +735,17 @@ class BettingEProcess:
     bets: np.ndarray
 
 
-def betting_eprocess(observations, alpha, *, lower=0.0, upper=1.0, betting="up", delta=None,
-                     monotone=False, n_total=None):
+def betting_eprocess(
+    observations: ArrayLike,
+    alpha: float,
+    *,
+    lower: float | ArrayLike = 0.0,
+    upper: float | ArrayLike = 1.0,
+    betting: str | Any = "up",
+    delta: float | None = None,
+    monotone: bool = False,
+    n_total: int | None = None,
+) -> BettingEProcess:
     """Log-wealth e-process for ``H0: E[q] > alpha`` from bounded observations.
 
     ``log E_i = sum_{j<=i} log(1 - lambda_j (q_j - alpha))`` with predictable bets
@@ -834,7 +848,7 @@ def _check_log_wealth(log_wealth):
     return lw
 
 
-def mixture_log_eprocess(log_wealth, prior=None):
+def mixture_log_eprocess(log_wealth: ArrayLike, prior: ArrayLike | None = None) -> FloatArray:
     """Log of the prior mixture ``E_i = sum_s w_s0 E_s,i`` of e-processes (logsumexp).
 
     This is exactly R-AutoEval+'s e-process: with adaptive weights
@@ -865,7 +879,7 @@ def mixture_log_eprocess(log_wealth, prior=None):
     return _logsumexp(lp[:, None] + lw, axis=0)
 
 
-def mixture_weights(log_wealth, prior=None):
+def mixture_weights(log_wealth: ArrayLike, prior: ArrayLike | None = None) -> FloatArray:
     """Adaptive weights ``w_s,i = w_s0 E_s,i-1 / sum_s' w_s'0 E_s',i-1`` for rounds ``i = 1..n``.
 
     These are R-AutoEval+'s weights on the reliance factors (eq. 13; the heatmap of its Fig. 2).

@@ -5,8 +5,12 @@ and the family-wise procedures used for model selection (fixed-sequence testing,
 All functions are vectorised and O(m log m).
 """
 
-import numpy as np
+from __future__ import annotations
 
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .._typing import BoolArray, FloatArray, RandomStateLike
 from .._validation import _as_1d_float, check_level, check_random_state, show
 
 __all__ = ["ebh", "bh", "boost_evalues", "fixed_sequence", "bonferroni"]
@@ -17,7 +21,7 @@ __all__ = ["ebh", "bh", "boost_evalues", "fixed_sequence", "bonferroni"]
 TIE_RTOL = 1e-12
 
 
-def at_most(lhs, rhs):
+def at_most(lhs: ArrayLike, rhs: ArrayLike) -> BoolArray:
     """``lhs <= rhs`` up to the relative tie tolerance (elementwise)."""
     return lhs <= rhs + TIE_RTOL * np.abs(rhs)
 
@@ -29,7 +33,7 @@ def _check_evalues(evalues):
     return e
 
 
-def ebh(evalues, alpha):
+def ebh(evalues: ArrayLike, alpha: float) -> BoolArray:
     """e-BH procedure (Wang & Ramdas, 2022): which hypotheses to reject.
 
     With ``m`` e-values, let ``k* = max{k : #{j : E_j >= m / (alpha k)} >= k}``; reject
@@ -75,7 +79,7 @@ def _check_pvalues(pvalues):
     return p
 
 
-def bh(pvalues, alpha):
+def bh(pvalues: ArrayLike, alpha: float) -> BoolArray:
     """Benjamini-Hochberg procedure: reject ``{j : p_j <= alpha k* / m}``.
 
     Examples
@@ -97,7 +101,9 @@ def bh(pvalues, alpha):
     return at_most(p * m, alpha * k_star)
 
 
-def boost_evalues(evalues, method, random_state=None):
+def boost_evalues(
+    evalues: ArrayLike, method: str, random_state: RandomStateLike = None
+) -> FloatArray:
     """Boost e-values by independent uniforms before e-BH (SCoRE paper, Sec. 5.2).
 
     Parameters
@@ -135,7 +141,7 @@ def boost_evalues(evalues, method, random_state=None):
     return e / u
 
 
-def fixed_sequence(pvalues, delta):
+def fixed_sequence(pvalues: ArrayLike, delta: float) -> BoolArray:
     """Fixed-sequence testing: certify candidates in the given order until the first failure.
 
     Each hypothesis is tested at the full level ``delta`` in the user's order; testing stops at
@@ -157,7 +163,7 @@ def fixed_sequence(pvalues, delta):
     return np.logical_and.accumulate(at_most(p, delta)) if p.size else np.zeros(0, dtype=bool)
 
 
-def bonferroni(pvalues, delta):
+def bonferroni(pvalues: ArrayLike, delta: float) -> BoolArray:
     """Bonferroni: certify every hypothesis with ``p_k <= delta / K``.
 
     Examples

@@ -1,8 +1,13 @@
 """SemiBanditPredictionSet: online prediction sets for a fitted classifier (estimator layer)."""
 
+from __future__ import annotations
+
+from collections.abc import Callable
 from numbers import Integral, Real
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import train_test_split
@@ -18,6 +23,10 @@ from .._validation import RANDOM_STATE, check_labels, check_random_state, show, 
 from .._wrapping import copy_feature_info, indexable_rows, is_fitted, n_rows
 from ._learners import STRATEGIES, make_learner
 from ._monitor import ON_DRIFT, MissRateMonitor, _replay_monitored
+from .._typing import BoolArray, Estimator, FloatArray, RandomStateLike
+
+if TYPE_CHECKING:
+    from typing_extensions import Self  # typing.Self: Python >= 3.11
 
 __all__ = ["SemiBanditPredictionSet"]
 
@@ -232,21 +241,21 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
 
     def __init__(
         self,
-        estimator,
+        estimator: Estimator,
         *,
-        alpha=0.1,
-        strategy="sps",
-        horizon=None,
-        delta=None,
-        label_score="proba",
-        learning_rate=None,
-        initial_threshold=None,
-        n_explore=None,
-        on_drift="warn",
-        monitor_delta=0.01,
-        calib_size=0.5,
-        random_state=None,
-    ):
+        alpha: float = 0.1,
+        strategy: str = "sps",
+        horizon: int | None = None,
+        delta: float | None = None,
+        label_score: str | Callable[..., ArrayLike] | None = "proba",
+        learning_rate: float | None = None,
+        initial_threshold: float | None = None,
+        n_explore: int | None = None,
+        on_drift: str = "warn",
+        monitor_delta: float = 0.01,
+        calib_size: float = 0.5,
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.estimator = estimator
         self.alpha = alpha
         self.strategy = strategy
@@ -443,7 +452,7 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
 
     # -- fitting ------------------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         """Start a new stream and replay the labeled rows ``(X, y)`` honestly, in order.
 
         Each row is served the current set; its true label reaches the learner only if it is in
@@ -563,7 +572,14 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         return idx_train, idx_stream
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def partial_fit(self, X, y, classes=None, *, covered=None):
+    def partial_fit(
+        self,
+        X: ArrayLike,
+        y: ArrayLike,
+        classes: ArrayLike | None = None,
+        *,
+        covered: ArrayLike | None = None,
+    ) -> Self:
         """Continue the stream with the user's feedback on the sets just published.
 
         Parameters
@@ -756,7 +772,7 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         self._finish()
 
     # -- prediction ---------------------------------------------------------------------------
-    def predict_set(self, X):
+    def predict_set(self, X: ArrayLike) -> BoolArray:
         """Prediction sets at the current threshold: labels with score ``>= threshold_``.
 
         Parameters
@@ -783,7 +799,7 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
             self._last_scores = (self.estimator_, self.label_score, X.copy(), S)
         return S >= self.threshold_
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
         """Predictions of the wrapped classifier (the top candidate with ``"precomputed"``).
 
         Parameters
@@ -800,7 +816,7 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         return self.estimator_.predict(X)
 
     @available_if(_wrapped_has("predict_proba"))
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> FloatArray:
         """Class probabilities of the wrapped classifier.
 
         Parameters
@@ -814,7 +830,7 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         check_is_fitted(self)
         return self.estimator_.predict_proba(X)
 
-    def score(self, X, y, sample_weight=None):
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
         """Coverage: the fraction of rows whose true label is in their prediction set.
 
         The sets are those :meth:`predict_set` publishes at the current ``threshold_``; the

@@ -22,14 +22,18 @@ it sit in a min-heap. When ``k_t`` exceeds the count, the threshold moves up to 
 heap entries (each record leaves the heap at most once). Nothing is re-sorted.
 """
 
+from __future__ import annotations
+
 import heapq
 import math
 import numbers
 from bisect import bisect_left, insort
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_level, check_number, show
+from .._typing import FloatArray
 
 __all__ = [
     "STRATEGIES",
@@ -173,19 +177,19 @@ class ThresholdLearner:
     #: True for learners whose threshold never decreases.
     monotone = False
 
-    def __init__(self, alpha, *, horizon=None):
+    def __init__(self, alpha: float, *, horizon: int | None = None) -> None:
         self.alpha = check_level(alpha, "alpha")
         self.horizon = _check_horizon(horizon)
         self._t = 0
         self._tau = _NEG_INF
 
     @property
-    def threshold(self):
+    def threshold(self) -> float:
         """The threshold ``tau_t`` of the next round (``-inf`` = full set, ``+inf`` = empty set)."""
         return self._tau
 
     @property
-    def n_rounds(self):
+    def n_rounds(self) -> int:
         """Number of rounds fed so far."""
         return self._t
 
@@ -210,7 +214,7 @@ class ThresholdLearner:
             )
         return served
 
-    def update(self, score=None, *, served_threshold=None):
+    def update(self, score: float | None = None, *, served_threshold: float | None = None) -> float:
         """Feed the feedback of one round and return the next threshold.
 
         Parameters
@@ -254,7 +258,7 @@ class ThresholdLearner:
         self._record(score, served, t)
         return self._tau
 
-    def update_batch(self, scores, *, served_threshold=None):
+    def update_batch(self, scores: ArrayLike, *, served_threshold: float | None = None) -> float:
         """Feed the feedback of several rounds served with one threshold; return the next one.
 
         Equivalent to calling :meth:`update` on each round in order (same thresholds), with the
@@ -322,7 +326,7 @@ class ThresholdLearner:
             self._t = t
             record(s if seen else None, served, t)
 
-    def replay(self, true_scores):
+    def replay(self, true_scores: ArrayLike) -> FloatArray:
         """Replay a stream of true-label scores with semi-bandit feedback.
 
         Round ``t`` publishes the current threshold; the learner sees ``true_scores[t]`` only if
@@ -370,13 +374,13 @@ class _ClippedQuantileLearner(ThresholdLearner):
 
     monotone = True
 
-    def __init__(self, alpha, *, horizon=None):
+    def __init__(self, alpha: float, *, horizon: int | None = None) -> None:
         super().__init__(alpha, horizon=horizon)
         self._n_low = 0
         self._heap = []
         self._rank_block = (0, [])  # ranks of rounds start + 1, start + 2, ...
 
-    def rank(self, t):
+    def rank(self, t: int) -> int:
         """Rank ``k_t`` of the clipped record that becomes the threshold after round ``t``.
 
         ``0`` means the bound is vacuous this round (``tau_new = -inf``).
@@ -418,7 +422,7 @@ class _ClippedQuantileLearner(ThresholdLearner):
             low += 1
         self._tau, self._n_low = tau, low
 
-    def replay(self, true_scores):
+    def replay(self, true_scores: ArrayLike) -> FloatArray:
         arr = np.asarray(true_scores, dtype=float)
         if arr.ndim == 1 and arr.shape[0] > _REPLAY_CHUNK:
             # Chunks give the same thresholds and bound the Python lists (scores, ranks) to
@@ -469,7 +473,7 @@ class _ClippedQuantileLearner(ThresholdLearner):
         self._heap, self._n_low, self._tau, self._t = heap, low, tau, t0 + n
         return out
 
-    def records(self):
+    def records(self) -> list[float]:
         """The clipped records ``max(tau_t, s_j)`` of all rounds so far, sorted (for checks)."""
         return [self._tau] * self._n_low + sorted(self._heap)
 
@@ -514,7 +518,9 @@ class SPSLearner(_ClippedQuantileLearner):
 
     strategy = "sps"
 
-    def __init__(self, alpha, *, horizon=None, delta=None):
+    def __init__(
+        self, alpha: float, *, horizon: int | None = None, delta: float | None = None
+    ) -> None:
         super().__init__(alpha, horizon=horizon)
         if delta is not None:
             delta = check_level(delta, "delta")
@@ -528,13 +534,13 @@ class SPSLearner(_ClippedQuantileLearner):
             self._anytime_delta = None
             self._log_term = math.log(2.0 / per_round)
 
-    def epsilon(self, t):
+    def epsilon(self, t: int) -> float:
         """DKW width ``eps_t`` of round ``t``."""
         if self._log_term is None:
             return math.sqrt(math.log(2.0 * (t * (t + 1)) / self._anytime_delta) / (2 * t))
         return math.sqrt(self._log_term / (2 * t))
 
-    def rank(self, t):
+    def rank(self, t: int) -> int:
         q = self.alpha - self.epsilon(t)
         if q < 0:
             return 0
@@ -584,7 +590,7 @@ class GreedyLearner(_ClippedQuantileLearner):
 
     strategy = "greedy"
 
-    def rank(self, t):
+    def rank(self, t: int) -> int:
         return math.floor(self.alpha * t) + 1
 
     def _compute_ranks(self, t0, n):
@@ -625,7 +631,9 @@ class ACILearner(ThresholdLearner):
 
     strategy = "aci"
 
-    def __init__(self, alpha, *, learning_rate=0.005, horizon=None):
+    def __init__(
+        self, alpha: float, *, learning_rate: float = 0.005, horizon: int | None = None
+    ) -> None:
         super().__init__(alpha, horizon=horizon)
         self.learning_rate = check_number(learning_rate, "learning_rate", minimum=0, exclusive=True)
         self.level = self.alpha
@@ -682,7 +690,14 @@ class DLRLearner(ThresholdLearner):
 
     strategy = "dlr"
 
-    def __init__(self, alpha, *, learning_rate=1.0, initial_threshold=0.0, horizon=None):
+    def __init__(
+        self,
+        alpha: float,
+        *,
+        learning_rate: float = 1.0,
+        initial_threshold: float = 0.0,
+        horizon: int | None = None,
+    ) -> None:
         super().__init__(alpha, horizon=horizon)
         self.learning_rate = check_number(learning_rate, "learning_rate", minimum=0, exclusive=True)
         self.initial_threshold = check_number(initial_threshold, "initial_threshold")
@@ -727,7 +742,15 @@ class ETCLearner(ThresholdLearner):
     (-inf, 3.0, 3.0)
     """
 
-    def __init__(self, alpha, *, n_explore=None, conservative=False, horizon=None, delta=None):
+    def __init__(
+        self,
+        alpha: float,
+        *,
+        n_explore: int | None = None,
+        conservative: bool = False,
+        horizon: int | None = None,
+        delta: float | None = None,
+    ) -> None:
         super().__init__(alpha, horizon=horizon)
         if n_explore is None:
             if self.horizon is None:
@@ -766,15 +789,15 @@ class ETCLearner(ThresholdLearner):
 
 
 def make_learner(
-    strategy,
-    alpha,
+    strategy: str,
+    alpha: float,
     *,
-    horizon=None,
-    delta=None,
-    learning_rate=None,
-    initial_threshold=None,
-    n_explore=None,
-):
+    horizon: int | None = None,
+    delta: float | None = None,
+    learning_rate: float | None = None,
+    initial_threshold: float | None = None,
+    n_explore: int | None = None,
+) -> ThresholdLearner:
     """Build the streaming learner of a strategy.
 
     Parameters

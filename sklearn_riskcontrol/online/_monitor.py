@@ -9,12 +9,16 @@ the learner after a detection. This goes beyond the paper (Ge, Bastani & Bastani
 guarantee covers i.i.d. streams only.
 """
 
+from __future__ import annotations
+
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_level, check_number, check_scores
 from ._learners import _check_horizon, _horizon_error, make_learner
+from .._typing import FloatArray, IntArray
 
 __all__ = ["MissRateMonitor", "simulate_monitored", "ON_DRIFT"]
 
@@ -90,7 +94,9 @@ class MissRateMonitor:
     True
     """
 
-    def __init__(self, alpha, *, delta=0.01, memory=100, max_bet=0.5):
+    def __init__(
+        self, alpha: float, *, delta: float = 0.01, memory: int = 100, max_bet: float = 0.5
+    ) -> None:
         self.alpha = check_level(alpha, "alpha")
         self.delta = check_level(delta, "delta")
         self.memory = check_number(memory, "memory", minimum=1)
@@ -99,7 +105,7 @@ class MissRateMonitor:
         self._log_threshold = math.log(1.0 / self.delta)
         self.reset()
 
-    def reset(self):
+    def reset(self) -> None:
         """Forget every round: wealth 1, average of misses back to ``alpha``."""
         self.n_rounds = 0
         self.log_evalue = 0.0
@@ -107,12 +113,12 @@ class MissRateMonitor:
         self._average = self.alpha
 
     @property
-    def e_value(self):
+    def e_value(self) -> float:
         """Current e-value (wealth of the bettor); ``>= 1 / delta`` means rejection."""
         return math.exp(self.log_evalue)
 
     @property
-    def rejected(self):
+    def rejected(self) -> bool:
         """Whether the e-value has reached ``1 / delta``."""
         return self.detected_at is not None
 
@@ -122,11 +128,11 @@ class MissRateMonitor:
             f"e_value={self.e_value:.4g})"
         )
 
-    def update(self, missed):
+    def update(self, missed: bool) -> bool:
         """Monitor one round; return True if the test rejects at this round."""
         return self.update_batch([bool(missed)]) is not None
 
-    def update_batch(self, missed):
+    def update_batch(self, missed: ArrayLike) -> int | None:
         """Monitor a batch of rounds in order.
 
         Parameters
@@ -212,15 +218,15 @@ def _replay_monitored(scores, new_learner, new_monitor, restart):
 
 
 def simulate_monitored(
-    true_label_scores,
-    alpha,
+    true_label_scores: ArrayLike,
+    alpha: float,
     *,
-    on_drift="restart",
-    monitor_delta=0.01,
-    monitor_memory=100,
-    horizon=None,
-    delta=None,
-):
+    on_drift: str = "restart",
+    monitor_delta: float = 0.01,
+    monitor_memory: int = 100,
+    horizon: int | None = None,
+    delta: float | None = None,
+) -> tuple[FloatArray, IntArray]:
     """SPS on a stream of true-label scores under the drift monitor, optionally restarting.
 
     Replays the stream with semi-bandit feedback like

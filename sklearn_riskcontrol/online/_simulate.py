@@ -1,22 +1,26 @@
 """Replay a labeled stream under semi-bandit feedback and return the published thresholds."""
 
+from __future__ import annotations
+
 from .._validation import check_level, check_scores
 from ._learners import _check_horizon, _horizon_error, make_learner
+from numpy.typing import ArrayLike
+from .._typing import FloatArray
 
 __all__ = ["simulate_thresholds"]
 
 
 def simulate_thresholds(
-    true_label_scores,
-    alpha,
+    true_label_scores: ArrayLike,
+    alpha: float,
     *,
-    strategy="sps",
-    horizon=None,
-    delta=None,
-    learning_rate=None,
-    initial_threshold=None,
-    n_explore=None,
-):
+    strategy: str = "sps",
+    horizon: int | None = None,
+    delta: float | None = None,
+    learning_rate: float | None = None,
+    initial_threshold: float | None = None,
+    n_explore: int | None = None,
+) -> FloatArray:
     """Thresholds an online set learner publishes on a stream with semi-bandit feedback.
 
     Round ``t`` publishes ``tau_t`` (the set ``{y : f(x_t, y) >= tau_t}``); the learner sees the

@@ -8,10 +8,14 @@ paper's ``G*(tau)`` for continuous scores, and exact under ties). Thresholds may
 undercoverage count of 0 and an empty regret curve.
 """
 
+from __future__ import annotations
+
 import math
 import numbers
+from collections.abc import Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import (
     _as_1d_float,
@@ -23,6 +27,7 @@ from .._validation import (
     check_scores,
     show,
 )
+from .._typing import FloatArray, IntArray
 
 __all__ = [
     "oracle_threshold",
@@ -42,7 +47,7 @@ def _thresholds(values, name="thresholds"):
     return arr
 
 
-def oracle_threshold(true_label_scores, alpha):
+def oracle_threshold(true_label_scores: ArrayLike, alpha: float) -> float:
     """Oracle threshold ``tau* = sup{tau : G(tau) <= alpha}`` of an empirical score distribution.
 
     It is the ``k``-th smallest score with ``k = floor(alpha n) + 1``: the largest threshold whose
@@ -72,7 +77,7 @@ def oracle_threshold(true_label_scores, alpha):
     return float(np.partition(s, k - 1)[k - 1])
 
 
-def coverage_rate(true_label_scores, thresholds):
+def coverage_rate(true_label_scores: ArrayLike, thresholds: ArrayLike) -> float:
     """Fraction of rounds whose set contained the true label: ``mean(s_t >= tau_t)``.
 
     Parameters
@@ -99,7 +104,7 @@ def coverage_rate(true_label_scores, thresholds):
     return float(np.mean(s >= tau))
 
 
-def set_sizes(candidate_scores, thresholds):
+def set_sizes(candidate_scores: ArrayLike, thresholds: ArrayLike | float) -> IntArray:
     """Size of each published set: ``#{y : f(x_t, y) >= tau_t}`` for every round ``t``.
 
     Parameters
@@ -137,7 +142,7 @@ def set_sizes(candidate_scores, thresholds):
     return np.sum(S >= tau[:, None], axis=1)
 
 
-def average_set_size(candidate_scores, thresholds):
+def average_set_size(candidate_scores: ArrayLike, thresholds: ArrayLike) -> float:
     """Average number of candidates in the published sets: ``mean_t #{y : f(x_t, y) >= tau_t}``.
 
     Parameters
@@ -160,7 +165,7 @@ def average_set_size(candidate_scores, thresholds):
     return float(np.mean(set_sizes(candidate_scores, thresholds)))
 
 
-def undercoverage_count(thresholds, tau_star):
+def undercoverage_count(thresholds: ArrayLike, tau_star: float) -> int:
     """Number of rounds whose threshold exceeded the oracle: ``#{t : tau_t > tau*}``.
 
     Parameters
@@ -206,7 +211,15 @@ def _miscoverage_function(reference):
     return (lambda tau: np.searchsorted(ref, tau, side="left") / n), ref
 
 
-def cumulative_regret(thresholds, reference, alpha, *, tau_star=None, lambda1=0.1, lambda2=10.0):
+def cumulative_regret(
+    thresholds: ArrayLike,
+    reference: ArrayLike | Callable[..., ArrayLike],
+    alpha: float,
+    *,
+    tau_star: float | None = None,
+    lambda1: float = 0.1,
+    lambda2: float = 10.0,
+) -> FloatArray:
     """Cumulative regret of published thresholds under the paper's asymmetric loss.
 
     ``phi(tau) = -lambda1 |G(tau) - alpha|`` when ``G(tau) <= alpha`` (over-coverage, mild) and

@@ -6,13 +6,19 @@ Both functions take an :class:`~sklearn_riskcontrol.evalues.RAutoEvalResult` (fr
 axes they drew on.
 """
 
+from __future__ import annotations
+
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._validation import check_level
 from ..evalues.autoeval import RAutoEvalResult
 from ._common import finish_axes, get_ax
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = ["plot_eprocess", "plot_rho_weights"]
 
@@ -31,7 +37,7 @@ def _as_result(obj, name):
     )
 
 
-def plot_eprocess(result, delta=None, ax=None):
+def plot_eprocess(result: Any, delta: float | None = None, ax: Axes | None = None) -> Axes:
     """Log e-process ``log E_i`` against the number of labeled examples, with ``log(1/delta)``.
 
     The risk is certified at level ``delta`` as soon as the curve reaches the dashed line (by
@@ -111,7 +117,7 @@ def _edges(values):
     return np.concatenate([[v[0] - (mid[0] - v[0])], mid, [v[-1] + (v[-1] - mid[-1])]])
 
 
-def plot_rho_weights(result, ax=None, colorbar=True):
+def plot_rho_weights(result: Any, ax: Axes | None = None, colorbar: bool = True) -> Axes:
     """Heatmap of R-AutoEval+'s weights ``w_s,i`` over reliance factors and rounds (Fig. 2).
 
     Row ``s`` is the reliance factor ``rho_s`` (0 = labels only, as R-Eval; 1 = full trust in

@@ -5,17 +5,34 @@ against the number of evaluations spent; :func:`plot_evaluations_per_model` show
 strategy spent its budget.
 """
 
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_nonempty, check_scores
 from ..bandits.simulate import accuracy_curve
 from ._common import finish_axes, get_ax
+from .._typing import Estimator
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = ["plot_accuracy_vs_budget", "plot_evaluations_per_model"]
 
 
-def plot_accuracy_vs_budget(runs, best_index, *, budgets=None, ax=None, level=None):
+def plot_accuracy_vs_budget(
+    runs: Mapping[str, Any],
+    best_index: int,
+    *,
+    budgets: ArrayLike | None = None,
+    ax: Axes | None = None,
+    level: float | None = None,
+) -> Axes:
     """Accuracy-vs-budget curves: P(best model identified) against the number of evaluations.
 
     One line per method with a band of +- one binomial standard error over its runs (see
@@ -74,7 +91,13 @@ def plot_accuracy_vs_budget(runs, best_index, *, budgets=None, ax=None, level=No
     return finish_axes(ax, "evaluations", "P(best model identified)", loc="lower right")
 
 
-def plot_evaluations_per_model(strategy, *, true_means=None, ax=None, top=None):
+def plot_evaluations_per_model(
+    strategy: Estimator,
+    *,
+    true_means: ArrayLike | None = None,
+    ax: Axes | None = None,
+    top: int | None = None,
+) -> Axes:
     """Bar chart of the evaluations each model received, models sorted by mean (best first).
 
     The bar of the model the strategy selected (``best_index_``) is drawn in red.

@@ -5,11 +5,20 @@ Every function takes the thresholds published by one or more strategies as a dic
 returns the matplotlib axes it drew on, one line per strategy, against the round ``t = 1..T``.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_level, check_nonempty, check_scores
 from ..online.metrics import cumulative_regret, set_sizes
 from ._common import as_curves, finish_axes, get_ax
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = ["plot_thresholds", "plot_coverage", "plot_set_size", "plot_regret"]
 
@@ -61,7 +70,13 @@ def _check_tau_star(tau_star):
     return float(value[0])
 
 
-def plot_thresholds(thresholds_by_strategy, tau_star=None, ax=None, *, drift_rounds=None):
+def plot_thresholds(
+    thresholds_by_strategy: Mapping[str, ArrayLike] | ArrayLike,
+    tau_star: float | None = None,
+    ax: Axes | None = None,
+    *,
+    drift_rounds: ArrayLike | None = None,
+) -> Axes:
     """Published threshold ``tau_t`` against the round, one line per strategy.
 
     Parameters
@@ -117,8 +132,13 @@ def plot_thresholds(thresholds_by_strategy, tau_star=None, ax=None, *, drift_rou
 
 
 def plot_coverage(
-    thresholds_by_strategy, true_label_scores, alpha=None, ax=None, *, drift_rounds=None
-):
+    thresholds_by_strategy: Mapping[str, ArrayLike] | ArrayLike,
+    true_label_scores: ArrayLike,
+    alpha: float | None = None,
+    ax: Axes | None = None,
+    *,
+    drift_rounds: ArrayLike | None = None,
+) -> Axes:
     """Running coverage ``(1/t) sum_{u <= t} 1{s_u >= tau_u}`` against the round.
 
     Parameters
@@ -176,7 +196,12 @@ def plot_coverage(
     return finish_axes(ax, "round t", "running coverage")
 
 
-def plot_set_size(thresholds_by_strategy, candidate_scores, tau_star=None, ax=None):
+def plot_set_size(
+    thresholds_by_strategy: Mapping[str, ArrayLike] | ArrayLike,
+    candidate_scores: ArrayLike,
+    tau_star: float | None = None,
+    ax: Axes | None = None,
+) -> Axes:
     """Running average set size ``(1/t) sum_{u <= t} #{y : f(x_u, y) >= tau_u}``.
 
     Parameters
@@ -232,16 +257,16 @@ def plot_set_size(thresholds_by_strategy, candidate_scores, tau_star=None, ax=No
 
 
 def plot_regret(
-    thresholds_by_strategy,
-    reference,
-    alpha,
-    tau_star=None,
+    thresholds_by_strategy: Mapping[str, ArrayLike] | ArrayLike,
+    reference: ArrayLike | Callable[..., ArrayLike],
+    alpha: float,
+    tau_star: float | None = None,
     *,
-    lambda1=0.1,
-    lambda2=10.0,
-    yscale="linear",
-    ax=None,
-):
+    lambda1: float = 0.1,
+    lambda2: float = 10.0,
+    yscale: str = "linear",
+    ax: Axes | None = None,
+) -> Axes:
     """Cumulative regret of each strategy against the oracle threshold (paper Sec. 5).
 
     The loss of a threshold is ``lambda1 |G(tau) - alpha|`` when it over-covers and

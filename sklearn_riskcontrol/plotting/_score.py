@@ -10,12 +10,22 @@ over the repetitions with error bars of ``n_se`` standard errors of that mean.
 :func:`plot_group_deployment` takes a fitted selective estimator and test rows.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import _as_1d_float, check_labels, check_number
 from ..selective._groups import group_report
 from ._common import as_curves, finish_axes, get_ax
+from .._typing import Estimator
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = ["plot_risk_vs_alpha", "plot_deployment_vs_alpha", "plot_group_deployment"]
 
@@ -57,7 +67,14 @@ def _draw(ax, alphas, curves):
         ax.errorbar(alphas, mean, yerr=band, fmt="o-", markersize=4, capsize=3, label=label)
 
 
-def plot_risk_vs_alpha(alphas, risks, *, target="mdr", n_se=2.0, ax=None):
+def plot_risk_vs_alpha(
+    alphas: ArrayLike,
+    risks: Mapping[str, ArrayLike] | ArrayLike,
+    *,
+    target: str = "mdr",
+    n_se: float = 2.0,
+    ax: Axes | None = None,
+) -> Axes:
     """Realized risk against the nominal level ``alpha``, with the line ``y = alpha``.
 
     The SCoRE guarantees bound an expectation (``E[L * deploy] <= alpha`` for MDR, the expected
@@ -125,7 +142,14 @@ def plot_risk_vs_alpha(alphas, risks, *, target="mdr", n_se=2.0, ax=None):
     return finish_axes(ax, "alpha", _RISK_LABELS[target])
 
 
-def plot_deployment_vs_alpha(alphas, rates, *, ylabel="deployment rate", n_se=2.0, ax=None):
+def plot_deployment_vs_alpha(
+    alphas: ArrayLike,
+    rates: Mapping[str, ArrayLike] | ArrayLike,
+    *,
+    ylabel: str = "deployment rate",
+    n_se: float = 2.0,
+    ax: Axes | None = None,
+) -> Axes:
     """Deployment rate (or another power measure) against the nominal level ``alpha``.
 
     The companion of :func:`plot_risk_vs_alpha`: among methods that control the risk, the one
@@ -168,7 +192,14 @@ def plot_deployment_vs_alpha(alphas, rates, *, ylabel="deployment rate", n_se=2.
     return finish_axes(ax, "alpha", ylabel)
 
 
-def plot_group_deployment(estimator, X, y=None, *, groups=None, ax=None):
+def plot_group_deployment(
+    estimator: Estimator,
+    X: ArrayLike,
+    y: ArrayLike | None = None,
+    *,
+    groups: str | Callable[..., ArrayLike] | None = None,
+    ax: Axes | None = None,
+) -> Axes:
     """Deployed share per group, and with labels the realized risk of each group (one draw).
 
     Bars: the share of each group's rows of ``X`` that ``estimator.decide(X)`` deploys. With

@@ -1,9 +1,14 @@
 """What every selective-deployment estimator shares: calibration split, scores, covariate-shift
 weights, ``decide`` plumbing, and :func:`pipeline_decide`."""
 
+from __future__ import annotations
+
+from collections.abc import Callable
 from numbers import Integral, Real
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context
 from sklearn.model_selection import train_test_split
 from sklearn.utils import _safe_indexing
@@ -11,6 +16,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from .._typing import BoolArray, FloatArray
 from .._validation import (
     RANDOM_STATE,
     check_labels,
@@ -31,6 +37,11 @@ from .._wrapping import (
 )
 from ..risks import RISK_NAMES, make_risk
 from ._groups import GROUPS_CONSTRAINT, check_groups_inputs, fit_groups, group_report
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from sklearn.pipeline import Pipeline
+    from typing_extensions import Self  # typing.Self: Python >= 3.11
 
 __all__ = ["pipeline_decide"]
 
@@ -64,7 +75,14 @@ class _DeploymentBase(MetaEstimatorMixin, BaseEstimator):
         return hasattr(obj, "fit") and hasattr(obj, "get_params") and not is_fitted(obj)
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, *, shift_weights=None, X_target=None):
+    def fit(
+        self,
+        X: ArrayLike,
+        y: ArrayLike,
+        *,
+        shift_weights: ArrayLike | None = None,
+        X_target: ArrayLike | None = None,
+    ) -> Self:
         """Calibrate on labeled data ``(X, y)``.
 
         Parameters
@@ -287,7 +305,13 @@ class _DeploymentBase(MetaEstimatorMixin, BaseEstimator):
         return None
 
     # -- delegation ----------------------------------------------------------------------------
-    def group_report(self, X, y=None, *, groups=None):
+    def group_report(
+        self,
+        X: ArrayLike,
+        y: ArrayLike | None = None,
+        *,
+        groups: str | Callable[..., ArrayLike] | None = None,
+    ) -> pd.DataFrame:
         """Per-group deployment on rows ``X``: one row per group, as a pandas DataFrame.
 
         Columns: ``n_rows`` (rows of ``X`` in the group), ``deployed_share`` (of them,
@@ -317,18 +341,18 @@ class _DeploymentBase(MetaEstimatorMixin, BaseEstimator):
         """
         return group_report(self, X, y, groups)
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
         """Predictions of the wrapped model (guarantees live in :meth:`decide`)."""
         check_is_fitted(self, "estimator_")
         return self.estimator_.predict(X)
 
     @available_if(_estimator_has("predict_proba"))
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> FloatArray:
         """Class probabilities of the wrapped classifier."""
         check_is_fitted(self, "estimator_")
         return self.estimator_.predict_proba(X)
 
-    def score(self, X, y, **kwargs):
+    def score(self, X: ArrayLike, y: ArrayLike, **kwargs: Any) -> float:
         """Deployed share on ``X``: the fraction of rows :meth:`decide` deploys on.
 
         This is the paper's power with unit reward and ``GridSearchCV``'s default scoring. It
@@ -423,7 +447,7 @@ def _shared_params(cls):
 @_shared_params
 
 
-def pipeline_decide(pipeline, X, **decide_params):
+def pipeline_decide(pipeline: Pipeline, X: ArrayLike, **decide_params: Any) -> BoolArray:
     """``decide`` of a :class:`~sklearn.pipeline.Pipeline` whose last step is a SCoRE estimator.
 
     A ``Pipeline`` exposes only the methods scikit-learn knows (``predict``, ``score``, ...), so

@@ -19,12 +19,16 @@ these give only PAC-type guarantees: ``risk(t_hat) <= alpha`` *with probability 
 compare their power with SCoRE's.
 """
 
+from __future__ import annotations
+
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from .._typing import BoolArray, RandomStateLike
 from .._validation import (
     check_level,
     check_nonempty,
@@ -117,7 +121,7 @@ class ConcentrationResult:
     pvalues: np.ndarray = field(default=None, repr=False)
     rejected: np.ndarray = field(default=None, repr=False)
 
-    def decide(self, test_scores):
+    def decide(self, test_scores: ArrayLike) -> BoolArray:
         """Deploy decisions ``test_scores <= threshold``.
 
         Parameters
@@ -264,21 +268,21 @@ def _rademacher(L, S, n_draws, random_state, *, with_indicator):
 
 
 def concentration_threshold(
-    cal_risks,
-    cal_scores,
-    alpha,
+    cal_risks: ArrayLike,
+    cal_scores: ArrayLike,
+    alpha: float,
     *,
-    target="mdr",
-    bound="auto",
-    procedure="auto",
-    delta=0.1,
-    grid=None,
-    n_draws=100,
-    random_state=None,
-    cal_judge_risks=None,
-    unlabeled_judge_risks=None,
-    unlabeled_scores=None,
-):
+    target: str = "mdr",
+    bound: str = "auto",
+    procedure: str = "auto",
+    delta: float = 0.1,
+    grid: ArrayLike | None = None,
+    n_draws: int = 100,
+    random_state: RandomStateLike = None,
+    cal_judge_risks: ArrayLike | None = None,
+    unlabeled_judge_risks: ArrayLike | None = None,
+    unlabeled_scores: ArrayLike | None = None,
+) -> ConcentrationResult:
     """PAC deployment threshold: concentration bounds (SCoRE App. D.4) or Learn-then-Test.
 
     Deploy a test point iff ``s(X) <= t_hat``, where ``t_hat`` is chosen so that

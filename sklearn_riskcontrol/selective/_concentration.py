@@ -1,12 +1,24 @@
 """PAC-type baselines and Learn-then-Test selective control: :class:`ConcentrationMDR` and
 :class:`ConcentrationSDR`, over the thresholds of :mod:`._bounds`."""
 
+from __future__ import annotations
+
+from collections.abc import Callable
 from numbers import Integral, Real
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
+from .._labels import (
+    is_classification,
+    labeled_and_unlabeled,
+    raw_judge_labels,
+    unlabeled_mask,
+)
+from .._typing import BoolArray, Estimator, FloatArray, RandomStateLike
 from .._validation import (
     show,
     warn,
@@ -15,14 +27,8 @@ from .._wrapping import (
     indexable_rows,
     n_rows,
 )
-from .._labels import (
-    is_classification,
-    labeled_and_unlabeled,
-    raw_judge_labels,
-    unlabeled_mask,
-)
-from ._bounds import concentration_threshold, nothing_certified_said_later
 from ._base import _DeploymentBase, _shared_params
+from ._bounds import concentration_threshold, nothing_certified_said_later
 from ._groups import (
     _MAX_NAMED,
     group_codes,
@@ -31,6 +37,9 @@ from ._groups import (
     row_group_codes,
     sidak_level,
 )
+
+if TYPE_CHECKING:
+    from typing_extensions import Self  # typing.Self: Python >= 3.11
 
 __all__ = ["ConcentrationMDR", "ConcentrationSDR"]
 
@@ -52,23 +61,23 @@ class _ConcentrationBase(_DeploymentBase):
 
     def __init__(
         self,
-        estimator,
+        estimator: Estimator,
         *,
-        risk="zero_one",
-        risk_score="proba",
-        alpha=0.1,
-        delta=0.1,
-        bound="auto",
-        procedure="auto",
-        grid=None,
-        n_draws=100,
-        groups=None,
-        calib_size=0.5,
-        random_state=None,
-        n_jobs=None,
-        verbose=0,
-        auto_evaluator=None,
-    ):
+        risk: str | Callable[..., ArrayLike] = "zero_one",
+        risk_score: str | Estimator | Callable[..., ArrayLike] = "proba",
+        alpha: float = 0.1,
+        delta: float = 0.1,
+        bound: str = "auto",
+        procedure: str = "auto",
+        grid: ArrayLike | None = None,
+        n_draws: int = 100,
+        groups: str | Callable[..., ArrayLike] | None = None,
+        calib_size: float = 0.5,
+        random_state: RandomStateLike = None,
+        n_jobs: int | None = None,
+        verbose: int = 0,
+        auto_evaluator: Estimator | Callable[..., ArrayLike] | None = None,
+    ) -> None:
         self.estimator = estimator
         self.risk = risk
         self.risk_score = risk_score
@@ -85,7 +94,7 @@ class _ConcentrationBase(_DeploymentBase):
         self.n_jobs = n_jobs
         self.verbose = verbose
 
-    def fit(self, X, y, *, shift_weights=None):
+    def fit(self, X: ArrayLike, y: ArrayLike, *, shift_weights: ArrayLike | None = None) -> Self:
         """Calibrate and compute the concentration threshold ``threshold_``.
 
         Parameters
@@ -305,7 +314,7 @@ class _ConcentrationBase(_DeploymentBase):
         codes = row_group_codes(self, X)
         return scores, np.where(codes >= 0, self.group_thresholds_[np.maximum(codes, 0)], -np.inf)
 
-    def decide(self, X):
+    def decide(self, X: ArrayLike) -> BoolArray:
         """Deploy where the score is at most ``threshold_`` (with ``groups``: at most the
         threshold of the row's group)."""
         if self.groups is not None:
@@ -323,7 +332,7 @@ class _ConcentrationBase(_DeploymentBase):
             )
         return decided
 
-    def decision_function(self, X):
+    def decision_function(self, X: ArrayLike) -> FloatArray:
         """Margin ``threshold_ - score``: ``decide(X) == (decision_function(X) >= 0)``.
 
         With ``groups``: the threshold of the row's group minus its score (``-inf`` for

@@ -21,8 +21,12 @@ binary searches: O((n + m) log(n + m)), weighted or not. Ties between scores are
 (every ``<=`` counts all tied values).
 """
 
-import numpy as np
+from __future__ import annotations
 
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .._typing import BoolArray, FloatArray
 from .._validation import (
     as_float_array,
     check_level,
@@ -240,8 +244,15 @@ def _mdr_decide(passes, d_max, total, alpha, gamma):
     return passes & at_most(d_max, alpha * total)
 
 
-def mdr_evalues(cal_risks, cal_scores, test_scores, gamma, cal_weights=None, test_weights=None,
-                attainable=None):
+def mdr_evalues(
+    cal_risks: ArrayLike,
+    cal_scores: ArrayLike,
+    test_scores: ArrayLike,
+    gamma: float,
+    cal_weights: ArrayLike | None = None,
+    test_weights: ArrayLike | None = None,
+    attainable: str | ArrayLike | None = None,
+) -> FloatArray:
     """Exact SCoRE-MDR e-values (paper eq. 4.1; eq. 6.1 under covariate shift).
 
     Each test point is treated on its own: ``E_j`` uses the calibration data and ``T_j`` only.
@@ -298,9 +309,15 @@ def mdr_evalues(cal_risks, cal_scores, test_scores, gamma, cal_weights=None, tes
 
 
 def mdr_decisions(
-    cal_risks, cal_scores, test_scores, alpha, gamma=None, cal_weights=None, test_weights=None,
-    attainable=None,
-):
+    cal_risks: ArrayLike,
+    cal_scores: ArrayLike,
+    test_scores: ArrayLike,
+    alpha: float,
+    gamma: float | None = None,
+    cal_weights: ArrayLike | None = None,
+    test_weights: ArrayLike | None = None,
+    attainable: str | ArrayLike | None = None,
+) -> BoolArray:
     """SCoRE-MDR deploy decisions ``1{E_j >= 1/alpha}``, computed exactly.
 
     Paper Prop. 4.4 (unweighted) and Prop. A.1 (covariate shift): for ``gamma <= alpha``, deploy
@@ -379,8 +396,15 @@ def _label_inputs(cal_risks, cal_scores, test_risks, test_scores, cal_weights, t
     return L, S, R, X, w, v
 
 
-def mdr_label_evalues(cal_risks, cal_scores, test_risks, test_scores, gamma, cal_weights=None,
-                      test_weights=None):
+def mdr_label_evalues(
+    cal_risks: ArrayLike,
+    cal_scores: ArrayLike,
+    test_risks: ArrayLike,
+    test_scores: ArrayLike,
+    gamma: float,
+    cal_weights: ArrayLike | None = None,
+    test_weights: ArrayLike | None = None,
+) -> FloatArray:
     """Label-dependent SCoRE-MDR e-values (paper Remark 4.3, eq. 4.3), for a finite label set.
 
     For each test point ``j`` and candidate label ``y`` (column ``k``) the user gives the risk
@@ -445,8 +469,16 @@ def mdr_label_evalues(cal_risks, cal_scores, test_risks, test_scores, gamma, cal
     return _min_over_candidates(passes, denom, total, R > 0)[0]
 
 
-def mdr_label_decisions(cal_risks, cal_scores, test_risks, test_scores, alpha, gamma=None,
-                        cal_weights=None, test_weights=None):
+def mdr_label_decisions(
+    cal_risks: ArrayLike,
+    cal_scores: ArrayLike,
+    test_risks: ArrayLike,
+    test_scores: ArrayLike,
+    alpha: float,
+    gamma: float | None = None,
+    cal_weights: ArrayLike | None = None,
+    test_weights: ArrayLike | None = None,
+) -> BoolArray:
     """Deploy decisions ``1{E_j >= 1/alpha}`` of the label-dependent e-values (paper eq. 4.3).
 
     Controls ``MDR = E[L_{n+j} 1{deploy j}] <= alpha`` under exchangeability. For
@@ -610,8 +642,15 @@ def _last_passing_weighted(a, N, W, v, gamma, m, c):
     return k
 
 
-def sdr_evalues(cal_risks, cal_scores, test_scores, gamma, cal_weights=None, test_weights=None,
-                attainable=None):
+def sdr_evalues(
+    cal_risks: ArrayLike,
+    cal_scores: ArrayLike,
+    test_scores: ArrayLike,
+    gamma: float,
+    cal_weights: ArrayLike | None = None,
+    test_weights: ArrayLike | None = None,
+    attainable: str | ArrayLike | None = None,
+) -> FloatArray:
     """Exact SCoRE-SDR e-values (paper eq. 5.1; eq. 6.2 under covariate shift).
 
     e-BH at level ``alpha`` on these e-values (optionally boosted) controls the selective

@@ -54,12 +54,16 @@ p-values, provided the grid, its order and the weights are fixed without looking
 calibration data (see :func:`~sklearn_riskcontrol.evalues.concentration_threshold`).
 """
 
+from __future__ import annotations
+
 import warnings
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import xlogy
 from scipy.stats import binom
 
+from .._typing import BoolArray, FloatArray, IntArray
 from .._validation import RiskControlWarning, check_level
 from ..evalues.autoeval import rautoeval_test
 from ..evalues.betting import WSR, _run
@@ -90,7 +94,7 @@ def _counts(total, n):
     return np.ceil(total - TIE_RTOL * np.maximum(1.0, np.abs(total)))
 
 
-def hb_pvalues(loss_sums, n, alpha):
+def hb_pvalues(loss_sums: ArrayLike, n: ArrayLike, alpha: float) -> FloatArray:
     """Hoeffding-Bentkus p-values for ``H: E[L] > alpha`` from ``n`` i.i.d. losses in [0, 1].
 
     ``p = min(exp(-n h(min(rhat, alpha), alpha)), e P(Binom(n, alpha) <= ceil(n rhat)), 1)``
@@ -124,7 +128,7 @@ def hb_pvalues(loss_sums, n, alpha):
     return np.where(n > 0, np.minimum(np.minimum(hoeff, bentkus), 1.0), 1.0)
 
 
-def binomial_pvalues(loss_sums, n, alpha):
+def binomial_pvalues(loss_sums: ArrayLike, n: ArrayLike, alpha: float) -> FloatArray:
     """Exact binomial p-values ``P(Binom(n, alpha) <= k)`` for ``H: P(L = 1) > alpha``.
 
     For *binary* losses the number of errors ``k`` among ``n`` i.i.d. losses is exactly
@@ -143,7 +147,7 @@ def binomial_pvalues(loss_sums, n, alpha):
     return np.where(n > 0, binom.cdf(_counts(s, n), n, alpha), 1.0)
 
 
-def hoeffding_pvalues(loss_sums, n, alpha):
+def hoeffding_pvalues(loss_sums: ArrayLike, n: ArrayLike, alpha: float) -> FloatArray:
     """Hoeffding p-values ``exp(-2 n (alpha - rhat)_+**2)`` (``1`` when ``n = 0``).
 
     Examples
@@ -178,7 +182,15 @@ def _wsr_rows(q, n_rounds, alpha, delta):
     return p
 
 
-def wsr_pvalues(cal_risks, cal_scores, grid, alpha, *, target="sdr", delta=0.1):
+def wsr_pvalues(
+    cal_risks: ArrayLike,
+    cal_scores: ArrayLike,
+    grid: ArrayLike,
+    alpha: float,
+    *,
+    target: str = "sdr",
+    delta: float = 0.1,
+) -> FloatArray:
     """Testing-by-betting p-values of ``H_t: risk(t) > alpha`` for every ``t`` in ``grid``.
 
     The losses of threshold ``t`` (``L_i`` for ``S_i <= t`` with ``target="sdr"``,
@@ -234,9 +246,19 @@ def wsr_pvalues(cal_risks, cal_scores, grid, alpha, *, target="sdr", delta=0.1):
     return out
 
 
-def rautoeval_pvalues(cal_risks, cal_scores, cal_judge_risks, unlabeled_judge_risks,
-                      unlabeled_scores, grid, alpha, *, target="sdr", delta=0.1,
-                      early_stopping=False):
+def rautoeval_pvalues(
+    cal_risks: ArrayLike,
+    cal_scores: ArrayLike,
+    cal_judge_risks: ArrayLike,
+    unlabeled_judge_risks: ArrayLike,
+    unlabeled_scores: ArrayLike,
+    grid: ArrayLike,
+    alpha: float,
+    *,
+    target: str = "sdr",
+    delta: float = 0.1,
+    early_stopping: bool = False,
+) -> tuple[FloatArray, IntArray]:
     """Prediction-powered p-values of ``H_t: risk(t) > alpha``: R-AutoEval+ at every ``t``.
 
     For each ``t`` in ``grid`` this is ``rautoeval_test(h, g, u, alpha=alpha, delta=delta,
@@ -366,10 +388,20 @@ def zero_loss_count(bound, alpha, level):
     return int(counts[np.argmax(ok)]) if ok.any() else int(counts[-1])
 
 
-def threshold_pvalues(cal_risks, cal_scores, grid, alpha, *, target="sdr",
-                      bound="hoeffding_bentkus", delta=0.1, cal_judge_risks=None,
-                      unlabeled_judge_risks=None, unlabeled_scores=None,
-                      early_stopping=False):
+def threshold_pvalues(
+    cal_risks: ArrayLike,
+    cal_scores: ArrayLike,
+    grid: ArrayLike,
+    alpha: float,
+    *,
+    target: str = "sdr",
+    bound: str = "hoeffding_bentkus",
+    delta: float = 0.1,
+    cal_judge_risks: ArrayLike | None = None,
+    unlabeled_judge_risks: ArrayLike | None = None,
+    unlabeled_scores: ArrayLike | None = None,
+    early_stopping: bool = False,
+) -> tuple[FloatArray, IntArray]:
     """p-values of ``H_t: risk(t) > alpha`` for every ``t`` in ``grid`` (inputs validated).
 
     Parameters
@@ -431,7 +463,7 @@ def threshold_pvalues(cal_risks, cal_scores, grid, alpha, *, target="sdr",
     return p, n_points
 
 
-def fallback(pvalues, delta, weights=None):
+def fallback(pvalues: ArrayLike, delta: float, weights: ArrayLike | None = None) -> BoolArray:
     """Fallback procedure (Wiens 2003): FWER-controlling tests of ordered hypotheses.
 
     Hypothesis ``k`` is tested at level ``delta_k = delta w_k + (delta_{k-1} if k - 1 was

@@ -1,8 +1,11 @@
 """Reward-aware scores for SCoRE (paper Sec. 5.3): a score that orders test points by estimated risk and reward."""
 
+from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from .._typing import Estimator, FloatArray
 from .._validation import (
     check_level,
     show,
@@ -42,7 +45,15 @@ class RewardAwareScore:
     array([0.2, 0.2, 0.2])
     """
 
-    def __init__(self, risk_predictor, reward_predictor, *, target="mdr", alpha=None, min_reward=1e-6):
+    def __init__(
+        self,
+        risk_predictor: Estimator,
+        reward_predictor: Estimator,
+        *,
+        target: str = "mdr",
+        alpha: float | None = None,
+        min_reward: float = 1e-6,
+    ) -> None:
         if target not in ("mdr", "sdr"):
             raise ValueError(f"`target` must be 'mdr' or 'sdr'; got {show(target)}.")
         if target == "sdr" and alpha is None:
@@ -55,7 +66,7 @@ class RewardAwareScore:
         self.alpha = alpha
         self.min_reward = min_reward
 
-    def __call__(self, X):
+    def __call__(self, X: ArrayLike) -> FloatArray:
         risk = np.asarray(self.risk_predictor.predict(X), dtype=float)
         reward = np.maximum(np.asarray(self.reward_predictor.predict(X), dtype=float), self.min_reward)
         if self.target == "sdr":

@@ -1,13 +1,19 @@
 """SCoRE estimators (Bai & Jin): :class:`SCoREMDR` (marginal deployment risk, paper Sec. 4) and
 :class:`SCoRESDR` (selective deployment risk, Sec. 5), over the e-values of :mod:`._conformal`."""
 
+from __future__ import annotations
+
+from collections.abc import Callable
 from numbers import Real
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._labels import class_index
+from .._typing import BoolArray, Estimator, FloatArray, RandomStateLike
 from .._validation import (
     check_random_state,
     check_scores,
@@ -18,6 +24,9 @@ from .._wrapping import (
     chunked_call,
     n_rows,
 )
+from ..evalues.testing import boost_evalues, ebh
+from ..risks import make_risk
+from ._base import _DeploymentBase, _margin, _shared_params
 from ._conformal import (
     _positive_attainable,
     mdr_decisions,
@@ -26,10 +35,10 @@ from ._conformal import (
     mdr_label_evalues,
     sdr_evalues,
 )
-from ..evalues.testing import boost_evalues, ebh
-from ..risks import make_risk
-from ._base import _DeploymentBase, _margin, _shared_params
 from ._groups import by_group, describe_groups, min_rows_for_budget
+
+if TYPE_CHECKING:
+    from typing_extensions import Self  # typing.Self: Python >= 3.11
 
 __all__ = ["SCoREMDR", "SCoRESDR"]
 
@@ -184,21 +193,21 @@ class SCoREMDR(_DeploymentBase):
 
     def __init__(
         self,
-        estimator,
+        estimator: Estimator,
         *,
-        risk="zero_one",
-        risk_score="proba",
-        alpha=0.1,
-        gamma=None,
-        attainable=None,
-        label_score=None,
-        weight_estimator=None,
-        groups=None,
-        calib_size=0.5,
-        random_state=None,
-        n_jobs=None,
-        verbose=0,
-    ):
+        risk: str | Callable[..., ArrayLike] = "zero_one",
+        risk_score: str | Estimator | Callable[..., ArrayLike] = "proba",
+        alpha: float = 0.1,
+        gamma: float | None = None,
+        attainable: str | ArrayLike | None = None,
+        label_score: str | Callable[..., ArrayLike] | None = None,
+        weight_estimator: Estimator = None,
+        groups: str | Callable[..., ArrayLike] | None = None,
+        calib_size: float = 0.5,
+        random_state: RandomStateLike = None,
+        n_jobs: int | None = None,
+        verbose: int = 0,
+    ) -> None:
         self.estimator = estimator
         self.risk = risk
         self.risk_score = risk_score
@@ -215,7 +224,14 @@ class SCoREMDR(_DeploymentBase):
 
     _target = "mdr"  # the risk it controls (read by plotting.plot_group_deployment)
 
-    def fit(self, X, y, *, shift_weights=None, X_target=None):
+    def fit(
+        self,
+        X: ArrayLike,
+        y: ArrayLike,
+        *,
+        shift_weights: ArrayLike | None = None,
+        X_target: ArrayLike | None = None,
+    ) -> Self:
         super().fit(X, y, shift_weights=shift_weights, X_target=X_target)
         _warn_small_groups(self)
         return self
@@ -306,7 +322,7 @@ class SCoREMDR(_DeploymentBase):
                 risks[:, k] = self.risk_(np.full(m, c, dtype=classes.dtype), pred)
         return risks, self._label_scores(X), self._test_weights(X, shift_weights, m)
 
-    def decide(self, X, *, shift_weights=None):
+    def decide(self, X: ArrayLike, *, shift_weights: ArrayLike | None = None) -> BoolArray:
         """Deploy decisions: True where the model may be used (``E[L 1{deploy}] <= alpha``).
 
         Parameters
@@ -347,7 +363,7 @@ class SCoREMDR(_DeploymentBase):
             self._warn_nothing(reason)
         return decided
 
-    def evalues(self, X, *, shift_weights=None):
+    def evalues(self, X: ArrayLike, *, shift_weights: ArrayLike | None = None) -> FloatArray:
         """Risk-adjusted conformal e-values (paper eq. 4.1 / 6.1; eq. 4.3 with
         ``label_score``): ``E[L_j E_j] <= 1``; with ``groups``, each group's e-values (0 for a
         group not seen in calibration)."""
@@ -366,7 +382,9 @@ class SCoREMDR(_DeploymentBase):
             shift_weights,
         )
 
-    def decision_function(self, X, *, shift_weights=None):
+    def decision_function(
+        self, X: ArrayLike, *, shift_weights: ArrayLike | None = None
+    ) -> FloatArray:
         """Certified margin ``log(alpha * E_j)``: ``decide(X) == (decision_function(X) >= 0)``.
 
         ``-inf`` marks test points whose e-value is zero (never deployable at any level).
@@ -479,21 +497,21 @@ class SCoRESDR(_DeploymentBase):
 
     def __init__(
         self,
-        estimator,
+        estimator: Estimator,
         *,
-        risk="zero_one",
-        risk_score="proba",
-        alpha=0.1,
-        gamma=None,
-        attainable=None,
-        boosting="homo",
-        weight_estimator=None,
-        groups=None,
-        calib_size=0.5,
-        random_state=None,
-        n_jobs=None,
-        verbose=0,
-    ):
+        risk: str | Callable[..., ArrayLike] = "zero_one",
+        risk_score: str | Estimator | Callable[..., ArrayLike] = "proba",
+        alpha: float = 0.1,
+        gamma: float | None = None,
+        attainable: str | ArrayLike | None = None,
+        boosting: str | None = "homo",
+        weight_estimator: Estimator = None,
+        groups: str | Callable[..., ArrayLike] | None = None,
+        calib_size: float = 0.5,
+        random_state: RandomStateLike = None,
+        n_jobs: int | None = None,
+        verbose: int = 0,
+    ) -> None:
         self.estimator = estimator
         self.risk = risk
         self.risk_score = risk_score
@@ -508,7 +526,14 @@ class SCoRESDR(_DeploymentBase):
         self.n_jobs = n_jobs
         self.verbose = verbose
 
-    def fit(self, X, y, *, shift_weights=None, X_target=None):
+    def fit(
+        self,
+        X: ArrayLike,
+        y: ArrayLike,
+        *,
+        shift_weights: ArrayLike | None = None,
+        X_target: ArrayLike | None = None,
+    ) -> Self:
         """Calibrate on labeled data ``(X, y)`` and seed the stream of boosting uniforms.
 
         Parameters and return value: see :meth:`SCoREMDR.fit`.
@@ -532,7 +557,7 @@ class SCoRESDR(_DeploymentBase):
         level = gamma if self.boosting is not None else min(self.alpha, gamma)
         return min_rows_for_budget(_largest_risk(self), level)
 
-    def evalues(self, X, *, shift_weights=None):
+    def evalues(self, X: ArrayLike, *, shift_weights: ArrayLike | None = None) -> FloatArray:
         """Risk-adjusted conformal e-values of the batch (paper eq. 5.1 / 6.2), not boosted;
         with ``groups``, each group's over its rows of the batch (0 for unseen groups)."""
         if self.groups is not None:
@@ -558,7 +583,7 @@ class SCoRESDR(_DeploymentBase):
         k = max(int(selected.sum()), 1)
         return selected, m / (alpha * k)
 
-    def decide(self, X, *, shift_weights=None):
+    def decide(self, X: ArrayLike, *, shift_weights: ArrayLike | None = None) -> BoolArray:
         """e-BH deploy decisions for the batch ``X`` (risk among deployed controlled at alpha).
 
         Returns
@@ -578,7 +603,9 @@ class SCoRESDR(_DeploymentBase):
             self._warn_nothing(reason)
         return selected
 
-    def decision_function(self, X, *, shift_weights=None):
+    def decision_function(
+        self, X: ArrayLike, *, shift_weights: ArrayLike | None = None
+    ) -> FloatArray:
         """Certified margin ``log(E_j / (m / (alpha k*)))`` of the (boosted) e-values.
 
         Draws the next boosting uniforms, like :meth:`decide`: the two agree
