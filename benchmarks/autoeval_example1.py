@@ -32,7 +32,7 @@ import numpy as np
 from joblib import Parallel, delayed
 from scipy import optimize, stats
 
-from sklearn_riskcontrol.evalues import rautoeval_test
+from sklearn_riskcontrol.autoeval import rautoeval_test
 
 R, ALPHA, RATIO = 0.1, 0.12, 10
 GAMMAS = (0.99, 0.9, 0.7)

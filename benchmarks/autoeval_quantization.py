@@ -15,7 +15,7 @@ permutes the 9,960 questions with the ``k``-th draw of ``np.random.permutation(9
 ``[0, 960)`` are the test set (only used to report the risk of the selected model), the next
 ``n`` columns are labeled, the next ``N = ceil(r n)`` are unlabeled (R-Eval ignores them).
 Fixed-sequence testing over the 48 candidates in decreasing bitwidth at ``alpha = delta = 0.1``
-(:func:`sklearn_riskcontrol.evalues.rautoeval_select`, ``cost`` = model size); the selected model
+(:func:`sklearn_riskcontrol.autoeval.rautoeval_select`, ``cost`` = model size); the selected model
 is the smallest certified one. If nothing is certified the unquantized BF16 model (16.06 GB,
 relative loss 0 by definition) is deployed; the table reports both the mean size with that
 fallback and how often it happens.
@@ -39,8 +39,8 @@ from pathlib import Path
 import numpy as np
 from joblib import Parallel, delayed
 
-from sklearn_riskcontrol._validation import RiskControlWarning
-from sklearn_riskcontrol.evalues import rautoeval_select
+from sklearn_riskcontrol import RiskControlWarning
+from sklearn_riskcontrol.autoeval import rautoeval_select
 
 from _common import SHARED_DATA, data_file, exceeds, fail_if, met  # benchmarks/ on sys.path
 

@@ -51,7 +51,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from sklearn_riskcontrol.autoeval import _arrays as autoeval
-from sklearn_riskcontrol.autoeval._arrays import (
+from sklearn_riskcontrol.autoeval import (
     effective_observations,
     rautoeval_confidence_interval,
     rautoeval_select,

@@ -37,7 +37,7 @@ from sklearn_riskcontrol.bandits import (
     make_score_matrix,
 )
 from sklearn_riskcontrol.bandits.lowrank import fit_logistic_factors, select_rank_cv
-from sklearn_riskcontrol.bandits.simulate import accuracy_curve, budget_to_reach
+from sklearn_riskcontrol.bandits import accuracy_curve, budget_to_reach
 
 from _common import met  # benchmarks/ is on sys.path when run as a script
 

@@ -26,8 +26,14 @@ import time
 import numpy as np
 from joblib import Parallel, delayed
 
-from sklearn_riskcontrol.bandits import UCBE, UCBELRF, UniformSampling, make_score_matrix
-from sklearn_riskcontrol.bandits.simulate import accuracy_curve, budget_to_reach
+from sklearn_riskcontrol.bandits import (
+    UCBE,
+    UCBELRF,
+    UniformSampling,
+    make_score_matrix,
+    accuracy_curve,
+    budget_to_reach,
+)
 
 
 def near_rank_one(m, n, seed):

@@ -277,7 +277,7 @@ def pulse_memory_case(sizes, repeats):
 def _selector_fit(n, strategy):
     from sklearn.linear_model import LogisticRegression
 
-    from sklearn_riskcontrol import BestModelSelector
+    from sklearn_riskcontrol.bandits import BestModelSelector
 
     rng = np.random.default_rng(3)
     X = rng.normal(size=(n + 2000, 5))

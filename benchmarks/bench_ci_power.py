@@ -27,7 +27,7 @@ import warnings
 import numpy as np
 
 from sklearn_riskcontrol import RiskControlWarning
-from sklearn_riskcontrol.evalues import rautoeval_confidence_interval
+from sklearn_riskcontrol.autoeval import rautoeval_confidence_interval
 
 from _common import exceeds, fail_if, require  # benchmarks/ is on sys.path as a script
 

@@ -41,7 +41,7 @@ from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
 
 from sklearn_riskcontrol import RiskControlWarning
-from sklearn_riskcontrol.evalues import rautoeval_select
+from sklearn_riskcontrol.autoeval import rautoeval_select
 
 from _common import met, require  # benchmarks/ is on sys.path when run as a script
 

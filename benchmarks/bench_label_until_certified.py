@@ -15,7 +15,7 @@ Protocol, for a few candidates with true risk (mean loss over all 9,960 question
 
 - the first ``budget`` questions are the labeling stream, the other ``N = 9960 - budget`` the
   unlabeled pool (judge losses only);
-- **label until certified**: a :class:`~sklearn_riskcontrol.LabelingSession` with
+- **label until certified**: a :class:`~sklearn_riskcontrol.autoeval.LabelingSession` with
   ``max_labels = budget`` (blocks of ``r = floor(N / budget)`` pool losses per label) receives
   labels in batches of ``--batch`` and stops after the batch in which the e-process first
   crosses ``1 / delta`` (or at the budget). Its e-process never looks ahead, so the labels used
@@ -39,9 +39,8 @@ from pathlib import Path
 
 import numpy as np
 
-from sklearn_riskcontrol import LabelingSession
-from sklearn_riskcontrol._validation import RiskControlWarning
-from sklearn_riskcontrol.evalues import rautoeval_test
+from sklearn_riskcontrol.autoeval import LabelingSession, rautoeval_test
+from sklearn_riskcontrol import RiskControlWarning
 
 from _common import SHARED_DATA, data_file  # benchmarks/ is on sys.path when run as a script
 

@@ -4,7 +4,7 @@ Guarantee compared (the same for every row): with probability at least ``1 - del
 calibration data, the risk among deployed points (SDR, ``E[L | s(X) <= t_hat]``) is at most
 ``alpha``. Each method gets the same ``n`` labeled calibration points; the prediction-powered
 ones also get the judge's labels on them and on ``N`` unlabeled points
-(:func:`~sklearn_riskcontrol.evalues.concentration_threshold` with the judge arrays).
+(:func:`~sklearn_riskcontrol.selective.concentration_threshold` with the judge arrays).
 
 Methods
 -------
@@ -46,8 +46,8 @@ import warnings
 import numpy as np
 from sklearn.ensemble import ExtraTreesClassifier
 
-from sklearn_riskcontrol._validation import RiskControlWarning
-from sklearn_riskcontrol.evalues.bounds import concentration_threshold
+from sklearn_riskcontrol import RiskControlWarning
+from sklearn_riskcontrol.selective import concentration_threshold
 
 from _common import exceeds, fail_if  # noqa: E402 (benchmarks/ is on sys.path)
 from bench_pac_selective import fitted_forest  # noqa: E402 (benchmarks/ is on sys.path)

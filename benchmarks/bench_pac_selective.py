@@ -152,10 +152,9 @@ from sklearn.svm import SVC
 from sklearn.tree import DecisionTreeClassifier
 from threadpoolctl import threadpool_limits
 
-from sklearn_riskcontrol import ConcentrationSDR
-from sklearn_riskcontrol._validation import RiskControlWarning
+from sklearn_riskcontrol.selective import ConcentrationSDR, concentration_threshold
+from sklearn_riskcontrol import RiskControlWarning
 from sklearn_riskcontrol.datasets import load_diamonds, load_letter
-from sklearn_riskcontrol.evalues.bounds import concentration_threshold
 
 from _common import fail_if, optional, skip  # benchmarks/ is on sys.path when run as a script
 

@@ -42,12 +42,12 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.tree import DecisionTreeClassifier
 from threadpoolctl import threadpool_limits
 
-from sklearn_riskcontrol import (
+from sklearn_riskcontrol.autoeval import (
     RAutoEvalPlus,
     RiskControlledModelSelector,
-    RiskControlWarning,
-    SCoREMDR,
 )
+from sklearn_riskcontrol import RiskControlWarning
+from sklearn_riskcontrol.selective import SCoREMDR
 from sklearn_riskcontrol.bandits import UCBE, UniformSampling, make_score_matrix
 from sklearn_riskcontrol.studies import bandit_accuracy_study, validity_study
 

@@ -63,10 +63,10 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OrdinalEncoder
 from threadpoolctl import threadpool_limits
 
-from sklearn_riskcontrol._validation import RiskControlWarning
+from sklearn_riskcontrol import RiskControlWarning
 from sklearn_riskcontrol.datasets import load_diamonds, make_score_setting
-from sklearn_riskcontrol.evalues import boost_evalues, ebh, mdr_decisions, sdr_evalues
-from sklearn_riskcontrol.metrics import realized_mdr, realized_sdr
+from sklearn_riskcontrol.evalues.testing import boost_evalues, ebh
+from sklearn_riskcontrol.selective import mdr_decisions, sdr_evalues, realized_mdr, realized_sdr
 from sklearn_riskcontrol.risks import make_risk
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -40,8 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from _score_reference import algorithm3, algorithm3_numpy  # noqa: E402
 from test_conformal import _previous_sdr_evalues  # noqa: E402
 
-from sklearn_riskcontrol import SCoRESDR  # noqa: E402
-from sklearn_riskcontrol.evalues import mdr_decisions, sdr_evalues  # noqa: E402
+from sklearn_riskcontrol.selective import SCoRESDR  # noqa: E402
+from sklearn_riskcontrol.selective import mdr_decisions, sdr_evalues  # noqa: E402
 
 from _common import met  # noqa: E402 (benchmarks/ is on sys.path when run as a script)
 

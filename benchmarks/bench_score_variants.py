@@ -62,10 +62,10 @@ import pandas as pd
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.model_selection import train_test_split
 
-from sklearn_riskcontrol._validation import RiskControlWarning
+from sklearn_riskcontrol import RiskControlWarning
 from sklearn_riskcontrol.datasets import make_score_setting
-from sklearn_riskcontrol.evalues import (
-    ebh,
+from sklearn_riskcontrol.evalues.testing import ebh
+from sklearn_riskcontrol.selective import (
     mdr_decisions,
     mdr_label_decisions,
     sdr_evalues,

@@ -160,35 +160,35 @@ def _selective(cls, n):
 
 @case("SCoREMDR fit+decide", "rows", 10**6, low=200)
 def _(n):
-    from sklearn_riskcontrol import SCoREMDR
+    from sklearn_riskcontrol.selective import SCoREMDR
 
     return _selective(SCoREMDR, n)
 
 
 @case("SCoRESDR fit+decide", "rows", 10**6, low=200)
 def _(n):
-    from sklearn_riskcontrol import SCoRESDR
+    from sklearn_riskcontrol.selective import SCoRESDR
 
     return _selective(SCoRESDR, n)
 
 
 @case("ConcentrationMDR fit+decide", "rows", 10**6, low=200)
 def _(n):
-    from sklearn_riskcontrol import ConcentrationMDR
+    from sklearn_riskcontrol.selective import ConcentrationMDR
 
     return _selective(ConcentrationMDR, n)
 
 
 @case("ConcentrationSDR fit+decide", "rows", 10**6, low=200)
 def _(n):
-    from sklearn_riskcontrol import ConcentrationSDR
+    from sklearn_riskcontrol.selective import ConcentrationSDR
 
     return _selective(ConcentrationSDR, n)
 
 
 @case("mdr_decisions", "rows", 10**6)
 def _(n):
-    from sklearn_riskcontrol.evalues import mdr_decisions
+    from sklearn_riskcontrol.selective import mdr_decisions
 
     L, S, T = _score_arrays(n)
     return lambda: mdr_decisions(L, S, T, 0.1)
@@ -196,7 +196,7 @@ def _(n):
 
 @case("mdr_evalues", "rows", 10**6)
 def _(n):
-    from sklearn_riskcontrol.evalues import mdr_evalues
+    from sklearn_riskcontrol.selective import mdr_evalues
 
     L, S, T = _score_arrays(n)
     return lambda: mdr_evalues(L, S, T, 0.1)
@@ -204,7 +204,7 @@ def _(n):
 
 @case("sdr_evalues", "rows", 10**6)
 def _(n):
-    from sklearn_riskcontrol.evalues import sdr_evalues
+    from sklearn_riskcontrol.selective import sdr_evalues
 
     L, S, T = _score_arrays(n)
     return lambda: sdr_evalues(L, S, T, 0.1)
@@ -212,7 +212,7 @@ def _(n):
 
 @case("ebh", "e-values", 3 * 10**6)
 def _(n):
-    from sklearn_riskcontrol.evalues import ebh
+    from sklearn_riskcontrol.evalues.testing import ebh
 
     e = _rng().exponential(size=n) * (_rng(1).random(n) < 0.1) * 50
     return lambda: ebh(e, 0.1)
@@ -220,7 +220,7 @@ def _(n):
 
 @case("boost_evalues hete", "e-values", 3 * 10**6)
 def _(n):
-    from sklearn_riskcontrol.evalues import boost_evalues
+    from sklearn_riskcontrol.evalues.testing import boost_evalues
 
     e = _rng().exponential(size=n)
     return lambda: boost_evalues(e, "hete", random_state=0)
@@ -228,7 +228,7 @@ def _(n):
 
 @case("bh, bonferroni, fixed_sequence", "p-values", 3 * 10**6)
 def _(n):
-    from sklearn_riskcontrol.evalues import bh, bonferroni, fixed_sequence
+    from sklearn_riskcontrol.evalues.testing import bh, bonferroni, fixed_sequence
 
     p = _rng().random(n) ** 3
     return lambda: (bh(p, 0.1), bonferroni(p, 0.1), fixed_sequence(p, 0.1))
@@ -236,7 +236,7 @@ def _(n):
 
 @case("rautoeval_test wsr", "labels", 3 * 10**5)
 def _(n):
-    from sklearn_riskcontrol.evalues import rautoeval_test
+    from sklearn_riskcontrol.autoeval import rautoeval_test
 
     h, g, u = _losses(n)
     return lambda: rautoeval_test(h, g, u, alpha=0.2, delta=0.1, betting="wsr")
@@ -244,7 +244,7 @@ def _(n):
 
 @case("rautoeval_test up", "labels", 10**4)
 def _(n):
-    from sklearn_riskcontrol.evalues import rautoeval_test
+    from sklearn_riskcontrol.autoeval import rautoeval_test
 
     h, g, u = _losses(n)
     return lambda: rautoeval_test(h, g, u, alpha=0.2, delta=0.1, betting="up")
@@ -252,7 +252,7 @@ def _(n):
 
 @case("rautoeval_select (4 models, up)", "labels", 3000)
 def _(n):
-    from sklearn_riskcontrol.evalues import rautoeval_select
+    from sklearn_riskcontrol.autoeval import rautoeval_select
 
     h, g, u = _losses(n, n_models=4)
     return lambda: rautoeval_select(h, g, u, alpha=0.2, delta=0.1)
@@ -260,7 +260,7 @@ def _(n):
 
 @case("rautoeval_confidence_interval", "labels", 10**5)
 def _(n):
-    from sklearn_riskcontrol.evalues import rautoeval_confidence_interval
+    from sklearn_riskcontrol.autoeval import rautoeval_confidence_interval
 
     h, g, u = _losses(n)
     return lambda: rautoeval_confidence_interval(h, g, u, delta=0.1)
@@ -268,7 +268,7 @@ def _(n):
 
 @case("RAutoEvalPlus fit+decide (up)", "labels", 10**4)
 def _(n):
-    from sklearn_riskcontrol import RAutoEvalPlus
+    from sklearn_riskcontrol.autoeval import RAutoEvalPlus
 
     X, y = _semi_rows(n)
     est = RAutoEvalPlus(_model(), autoevaluator=_model(seed=1), alpha=0.3, delta=0.1,
@@ -278,7 +278,7 @@ def _(n):
 
 @case("RAutoEvalPlus.confidence_interval", "labels", 10**5)
 def _(n):
-    from sklearn_riskcontrol import RAutoEvalPlus
+    from sklearn_riskcontrol.autoeval import RAutoEvalPlus
 
     X, y = _semi_rows(n)
     est = RAutoEvalPlus(_model(), autoevaluator=_model(seed=1), alpha=0.3, delta=0.1,
@@ -288,7 +288,7 @@ def _(n):
 
 @case("RiskControlledModelSelector fit (4 models, up)", "labels", 3000)
 def _(n):
-    from sklearn_riskcontrol import RAutoEvalPlus, RiskControlledModelSelector
+    from sklearn_riskcontrol.autoeval import RAutoEvalPlus, RiskControlledModelSelector
 
     X, y = _semi_rows(n)
     models = [_model(C=C) for C in (1.0, 0.1, 0.01, 0.001)]
@@ -299,7 +299,7 @@ def _(n):
 
 @case("SemiBanditPredictionSet streaming (batch 1000)", "rounds", 3 * 10**5, low=1000)
 def _(n):
-    from sklearn_riskcontrol import SemiBanditPredictionSet
+    from sklearn_riskcontrol.online import SemiBanditPredictionSet
 
     X0, y0 = _rows(200, n_classes=10, seed=1)
     fitted = SemiBanditPredictionSet(_model(10), alpha=0.2).fit(X0, y0)
@@ -319,7 +319,7 @@ def _(n):
 
 @case("SemiBanditPredictionSet fit (replay)", "rounds", 5 * 10**5)
 def _(n):
-    from sklearn_riskcontrol import SemiBanditPredictionSet
+    from sklearn_riskcontrol.online import SemiBanditPredictionSet
 
     X, y = _rows(n, n_classes=10, seed=2)
     return lambda: SemiBanditPredictionSet(_model(10), alpha=0.2).fit(X, y)
@@ -342,7 +342,7 @@ def _bandit(make, n, side=False):
 @case(f"PULSE fit ({N_MODELS} models + {N_MODELS} side, batch 32)", "examples", 4000, low=400,
       span=10)
 def _(n):
-    from sklearn_riskcontrol import PULSE
+    from sklearn_riskcontrol.bandits import PULSE
 
     # batch 32 halves the warm-up (batch_size examples of every model), so 400 examples fit
     return _bandit(lambda: PULSE(budget=0.1, batch_size=32, random_state=0), n, side=True)
@@ -350,14 +350,14 @@ def _(n):
 
 @case(f"UCBE fit ({N_MODELS} models)", "examples", 30000, low=700)
 def _(n):
-    from sklearn_riskcontrol import UCBE
+    from sklearn_riskcontrol.bandits import UCBE
 
     return _bandit(lambda: UCBE(budget=0.1, random_state=0), n)
 
 
 @case(f"UCBELRF fit ({N_MODELS} models)", "examples", 1500, low=200, span=10)
 def _(n):
-    from sklearn_riskcontrol import UCBELRF
+    from sklearn_riskcontrol.bandits import UCBELRF
 
     return _bandit(lambda: UCBELRF(budget=0.1, random_state=0), n)
 
@@ -380,7 +380,7 @@ def _(n):
 @case(f"LowRankScoreCompleter fit_transform ({N_MODELS} models, 10 sweeps)", "examples",
       6000, low=200)
 def _(n):
-    from sklearn_riskcontrol import LowRankScoreCompleter
+    from sklearn_riskcontrol.bandits import LowRankScoreCompleter
 
     S = _matrix(n).scores.copy()
     S[_rng().random(S.shape) < 0.6] = np.nan
@@ -390,7 +390,7 @@ def _(n):
 
 @case("BestModelSelector fit (5 models, default PULSE)", "rows", 6000, low=200)
 def _(n):
-    from sklearn_riskcontrol import BestModelSelector
+    from sklearn_riskcontrol.bandits import BestModelSelector
 
     X, y = _rows(n, seed=3)
     models = [_model(C=C) for C in (1.0, 0.1, 0.01, 0.001, 0.0001)]
@@ -399,7 +399,7 @@ def _(n):
 
 @case("metrics: realized_mdr/sdr, deployment_rate, realized_reward", "rows", 10**7)
 def _(n):
-    from sklearn_riskcontrol import metrics
+    from sklearn_riskcontrol import selective as metrics
 
     rng = _rng()
     risks, deployed = rng.random(n), rng.random(n) < 0.7
@@ -409,7 +409,8 @@ def _(n):
 
 @case("metrics: coverage, set size, undercoverage, regret, oracle", "rounds", 10**6)
 def _(n):
-    from sklearn_riskcontrol.online import metrics, simulate_thresholds
+    from sklearn_riskcontrol import online as metrics
+    from sklearn_riskcontrol.online import simulate_thresholds
 
     rng = _rng()
     cand = rng.random((n, 10))

@@ -24,7 +24,8 @@ import time
 
 import numpy as np
 
-from sklearn_riskcontrol.bandits import UCBE, CallableOracle, SQLiteStore
+from sklearn_riskcontrol.bandits import UCBE
+from sklearn_riskcontrol.evaluation import CallableOracle, SQLiteStore
 
 
 def _matrix(m, n, seed=0):

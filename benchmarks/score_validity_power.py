@@ -37,11 +37,11 @@ import warnings
 
 import numpy as np
 
-from sklearn_riskcontrol._validation import RiskControlWarning
-from sklearn_riskcontrol.datasets.simulators import ScoreSetting, make_score_setting
-from sklearn_riskcontrol.evalues import boost_evalues, ebh, mdr_decisions, sdr_evalues
+from sklearn_riskcontrol import RiskControlWarning
+from sklearn_riskcontrol.datasets import ScoreSetting, make_score_setting
+from sklearn_riskcontrol.evalues.testing import boost_evalues, ebh
+from sklearn_riskcontrol.selective import mdr_decisions, sdr_evalues, concentration_threshold
 
-from sklearn_riskcontrol.evalues.bounds import concentration_threshold
 
 from _common import exceeds, fail_if  # benchmarks/ is on sys.path when run as a script
 

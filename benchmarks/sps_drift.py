@@ -31,8 +31,7 @@ import time
 import numpy as np
 from scipy import stats
 
-from sklearn_riskcontrol.online import simulate_monitored, simulate_thresholds
-from sklearn_riskcontrol.online.metrics import cumulative_regret
+from sklearn_riskcontrol.online import simulate_monitored, simulate_thresholds, cumulative_regret
 
 from _common import exceeds, fail_if, met  # benchmarks/ is on sys.path when run as a script
 

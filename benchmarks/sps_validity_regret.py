@@ -15,8 +15,7 @@ import time
 import numpy as np
 from scipy import stats
 
-from sklearn_riskcontrol.online import STRATEGIES, simulate_thresholds
-from sklearn_riskcontrol.online.metrics import coverage_rate, cumulative_regret
+from sklearn_riskcontrol.online import STRATEGIES, simulate_thresholds, coverage_rate, cumulative_regret
 
 from _common import exceeds, fail_if, met  # benchmarks/ is on sys.path when run as a script
 

@@ -40,7 +40,7 @@ from sklearn.pipeline import make_pipeline
 
 from sklearn_riskcontrol import RiskControlWarning
 from sklearn_riskcontrol.autoeval import RAutoEvalPlus, RiskControlledModelSelector
-from sklearn_riskcontrol.evalues import (
+from sklearn_riskcontrol.autoeval import (
     rautoeval_confidence_interval,
     rautoeval_select,
     rautoeval_test,
@@ -104,7 +104,7 @@ fig.tight_layout()
 # Labels needed, over 200 random draws of the labeled and unlabeled rows
 # ----------------------------------------------------------------------
 # For a study over many draws, compute the losses once and call the array layer
-# (:func:`~sklearn_riskcontrol.evalues.rautoeval_test`), which is what the estimator calls.
+# (:func:`~sklearn_riskcontrol.autoeval.rautoeval_test`), which is what the estimator calls.
 # With ``early_stopping=True`` each test stops at its first crossing of ``1 / delta`` (anytime
 # validity): the stopping index is the number of labels the evaluation needed, the paper's
 # sample complexity.
@@ -183,7 +183,7 @@ print("predictions of the selected model:", selector.predict(X_pool[:10]))
 
 # %%
 # The same selection over 100 draws, on loss tables with
-# :func:`~sklearn_riskcontrol.evalues.rautoeval_select` (the fast path for precomputed losses,
+# :func:`~sklearn_riskcontrol.autoeval.rautoeval_select` (the fast path for precomputed losses,
 # e.g. from LLM evaluations):
 preds = np.array([c.predict(X_pool) for c in candidates])
 H = (preds != y_pool).astype(float)

@@ -7,9 +7,9 @@ Scoring every model on every example of a benchmark is expensive when a "model" 
 prompt) and one evaluation is an API call plus a judge call. Best-model identification spends a
 budget of evaluations adaptively: models that are clearly behind stop being scored early.
 
-* :class:`~sklearn_riskcontrol.UCBE` scores the model with the highest upper confidence index on a
+* :class:`~sklearn_riskcontrol.bandits.UCBE` scores the model with the highest upper confidence index on a
   batch of new examples, using the observed scores only.
-* :class:`~sklearn_riskcontrol.PULSE` runs the same bandit but estimates every model's mean with
+* :class:`~sklearn_riskcontrol.bandits.PULSE` runs the same bandit but estimates every model's mean with
   an *unbiased* prediction-powered estimate: a low-rank model, learnt from the scores of *other*
   models on the same examples (side information), predicts the cells not yet scored, and an
   inverse-probability correction removes the predictions' bias. It also gives finite-sample
@@ -20,7 +20,7 @@ budget of evaluations adaptively: models that are clearly behind stop being scor
 The score matrix here is synthetic (:func:`~sklearn_riskcontrol.bandits.make_score_matrix`,
 the generator of the benchmark): 200 models x 2000 examples, a top-2 gap of 0.01, and 200 older
 models as side information. The last section selects the best of several fitted scikit-learn
-classifiers with :class:`~sklearn_riskcontrol.BestModelSelector`.
+classifiers with :class:`~sklearn_riskcontrol.bandits.BestModelSelector`.
 """
 
 # %%
@@ -29,8 +29,14 @@ classifiers with :class:`~sklearn_riskcontrol.BestModelSelector`.
 import matplotlib.pyplot as plt
 import numpy as np
 
-from sklearn_riskcontrol import PULSE, UCBE, LowRankScoreCompleter
-from sklearn_riskcontrol.bandits import NaivePooling, budget_to_reach, make_score_matrix
+from sklearn_riskcontrol.bandits import (
+    PULSE,
+    UCBE,
+    LowRankScoreCompleter,
+    NaivePooling,
+    budget_to_reach,
+    make_score_matrix,
+)
 from sklearn_riskcontrol.plotting import plot_accuracy_vs_budget, plot_evaluations_per_model
 
 data = make_score_matrix(200, 2000, n_side_models=200, gap=0.01, random_state=0)
@@ -130,7 +136,7 @@ print("pulls of the 15 best models:", short.n_pulls_[top])
 # %%
 # Selecting among fitted scikit-learn models
 # ------------------------------------------
-# :class:`~sklearn_riskcontrol.BestModelSelector` treats each fitted candidate as an arm and
+# :class:`~sklearn_riskcontrol.bandits.BestModelSelector` treats each fitted candidate as an arm and
 # one prediction on one labelled example as an evaluation. The candidates are used as they are
 # (never refitted); ``predict`` delegates to the selected one. Its default strategy is PULSE
 # without side information (the low-rank model is fitted on the observed cells).
@@ -141,7 +147,7 @@ from sklearn.naive_bayes import GaussianNB
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.tree import DecisionTreeClassifier
 
-from sklearn_riskcontrol import BestModelSelector
+from sklearn_riskcontrol.bandits import BestModelSelector
 
 X, y = load_digits(return_X_y=True)
 X_fit, X_pool, y_fit, y_pool = train_test_split(X, y, test_size=0.5, random_state=0)

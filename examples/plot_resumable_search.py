@@ -7,14 +7,14 @@ Every evaluation of an LLM costs a call (and often a judge call). A search that 
 must not lose what it paid for when the process is killed, the laptop sleeps or the API starts
 failing. Here a simulated LLM back-end is slow (a few milliseconds per call) and flaky (10% of
 the calls fail), and we search for the best of 12 prompts on 300 examples with
-:class:`~sklearn_riskcontrol.PULSE`:
+:class:`~sklearn_riskcontrol.bandits.PULSE`:
 
 1. a first session stops cleanly when its cost budget is spent (``max_cost``);
 2. a second session, a *fresh* oracle and strategy on the same store file (as a new process
    would build them), crashes halfway (a simulated kill);
 3. a third session resumes and finishes.
 
-Every score is committed to the store (:class:`~sklearn_riskcontrol.bandits.SQLiteStore`, one
+Every score is committed to the store (:class:`~sklearn_riskcontrol.evaluation.SQLiteStore`, one
 SQLite file) before the strategy uses it, so no example is paid for twice, and because the
 strategy's random draws depend only on ``random_state`` and the scores, the resumed search makes
 exactly the decisions of an uninterrupted one. See :doc:`/running_evaluations`.
@@ -36,8 +36,9 @@ import warnings
 import matplotlib.pyplot as plt
 import numpy as np
 
-from sklearn_riskcontrol import PULSE, RiskControlWarning
-from sklearn_riskcontrol.bandits import CallableOracle
+from sklearn_riskcontrol.bandits import PULSE
+from sklearn_riskcontrol import RiskControlWarning
+from sklearn_riskcontrol.evaluation import CallableOracle
 
 n_prompts, n_examples = 12, 300
 rng = np.random.default_rng(0)

@@ -11,7 +11,7 @@ abstain elsewhere, with a guarantee stated in terms of our own risk:
 * **SCoRE-SDR** (selective deployment risk): the expected average risk among the deployed test
   points is at most ``alpha``.
 
-Everything here uses the array layer (:mod:`sklearn_riskcontrol.evalues`) on plain NumPy
+Everything here uses SCoRE's array layer (in :mod:`sklearn_riskcontrol.selective`) on plain NumPy
 arrays: calibration risks, calibration scores and test scores. Realized risks are measured on the
 test labels, which the methods never see. See :doc:`/user_guide/score` for the theory.
 """
@@ -31,8 +31,8 @@ from sklearn.ensemble import HistGradientBoostingRegressor
 from sklearn.model_selection import cross_val_predict, train_test_split
 
 from sklearn_riskcontrol.datasets import load_diamonds
-from sklearn_riskcontrol.evalues import boost_evalues, ebh, mdr_decisions, sdr_evalues
-from sklearn_riskcontrol.metrics import deployment_rate, realized_mdr, realized_sdr
+from sklearn_riskcontrol.evalues.testing import boost_evalues, ebh
+from sklearn_riskcontrol.selective import mdr_decisions, sdr_evalues, deployment_rate, realized_mdr, realized_sdr
 from sklearn_riskcontrol.plotting import plot_deployment_vs_alpha, plot_risk_vs_alpha
 from sklearn_riskcontrol.risks import make_risk
 
@@ -89,7 +89,7 @@ s_test, L_test = score_pool[test], risk_pool[test]  # L_test: for evaluation onl
 # %%
 # SCoRE-MDR: one decision per test point
 # --------------------------------------
-# :func:`~sklearn_riskcontrol.evalues.mdr_decisions` deploys test point ``j`` iff
+# :func:`~sklearn_riskcontrol.selective.mdr_decisions` deploys test point ``j`` iff
 # ``(1 + sum_i L_i 1{S_i <= T_j}) / (n + 1) <= alpha`` (with the default ``gamma = alpha``).
 # On a single calibration/test split the realized value fluctuates around ``alpha``: the
 # guarantee is on its expectation (checked over many splits below).
@@ -103,7 +103,7 @@ print(f"(deploying everywhere would give {L_test.mean():.3f})")
 # %%
 # SCoRE-SDR: e-values and e-BH
 # ----------------------------
-# :func:`~sklearn_riskcontrol.evalues.sdr_evalues` returns one risk-adjusted e-value per test
+# :func:`~sklearn_riskcontrol.selective.sdr_evalues` returns one risk-adjusted e-value per test
 # point, computed on the whole test batch. Without covariate shift all its non-zero e-values are
 # equal, so e-BH either deploys all of them or nothing: it deploys them only if there are at least
 # ``m / (alpha E)`` of them. Boosting (dividing by independent uniforms) breaks this tie and keeps
@@ -129,7 +129,7 @@ for name, boosting in [("no boosting", None), ("homo", "homo"), ("hete", "hete")
 # The guarantees are on expectations over the calibration and test data. To see them, repeat
 # the whole procedure on 200 random calibration/test splits of the pool and average the realized
 # MDR (``mean(L * deploy)``), the realized SDR (average risk among the deployed, homo boosting,
-# the default of :class:`~sklearn_riskcontrol.SCoRESDR`)
+# the default of :class:`~sklearn_riskcontrol.selective.SCoRESDR`)
 # and the deployment rates, for ``alpha`` from 0.02 to 0.2.
 alphas = np.linspace(0.02, 0.2, 10)
 n_rep = 200

@@ -3,7 +3,7 @@
 SCoRE-SDR boosting: how much is deployed, and how stably
 =========================================================
 
-:class:`~sklearn_riskcontrol.SCoRESDR` divides its e-values by uniform random numbers before
+:class:`~sklearn_riskcontrol.selective.SCoRESDR` divides its e-values by uniform random numbers before
 e-BH (``boosting``, paper Sec. 5.2): ``"homo"`` (the default) by one shared ``U`` per test
 batch, ``"hete"`` by one ``U_j`` per test point, ``None`` not at all. All three control the
 expected risk among deployed points (SDR) at ``alpha``, where the expectation is over the
@@ -31,10 +31,10 @@ import numpy as np
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.model_selection import train_test_split
 
-from sklearn_riskcontrol import RiskControlWarning, SCoRESDR
+from sklearn_riskcontrol import RiskControlWarning
+from sklearn_riskcontrol.selective import SCoRESDR, sdr_evalues, deployment_rate, realized_sdr
 from sklearn_riskcontrol.datasets import load_letter
-from sklearn_riskcontrol.evalues import boost_evalues, ebh, sdr_evalues
-from sklearn_riskcontrol.metrics import deployment_rate, realized_sdr
+from sklearn_riskcontrol.evalues.testing import boost_evalues, ebh
 
 X, y = load_letter(return_X_y=True)
 X_fit, X_pool, y_fit, y_pool = train_test_split(X, y, train_size=0.5, random_state=0)
@@ -65,8 +65,8 @@ for boosting in (None, "hete", "homo"):
 # The same computation on arrays, repeated
 # ----------------------------------------
 # ``SCoRESDR`` computes the e-values of the batch
-# (:func:`~sklearn_riskcontrol.evalues.sdr_evalues`), boosts them (:func:`~sklearn_riskcontrol.evalues.boost_evalues`) and runs
-# :func:`~sklearn_riskcontrol.evalues.ebh`. With the scores and errors of the pool computed once,
+# (:func:`~sklearn_riskcontrol.selective.sdr_evalues`), boosts them (:func:`~sklearn_riskcontrol.evalues.testing.boost_evalues`) and runs
+# :func:`~sklearn_riskcontrol.evalues.testing.ebh`. With the scores and errors of the pool computed once,
 # repeating this is cheap.
 options = (None, "hete", "homo")
 rng = np.random.default_rng(0)

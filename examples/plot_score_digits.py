@@ -4,8 +4,8 @@ Selective deployment of a digit classifier (SCoRE-MDR and SCoRE-SDR)
 =====================================================================
 
 A logistic-regression classifier reads handwritten digits. It is right about 96% of the time, but
-some digits are ambiguous. We wrap the *fitted* classifier in :class:`~sklearn_riskcontrol.SCoREMDR`
-and :class:`~sklearn_riskcontrol.SCoRESDR`, with the zero-one risk (a deployed prediction that is
+some digits are ambiguous. We wrap the *fitted* classifier in :class:`~sklearn_riskcontrol.selective.SCoREMDR`
+and :class:`~sklearn_riskcontrol.selective.SCoRESDR`, with the zero-one risk (a deployed prediction that is
 wrong costs 1) and the score ``1 - max predict_proba`` (smaller = safer):
 
 * SCoRE-MDR: ``P(deploy and wrong) <= alpha`` for each test digit;
@@ -13,7 +13,7 @@ wrong costs 1) and the score ``1 - max predict_proba`` (smaller = safer):
 
 We compare with PAC-type alternatives (the risk is at most ``alpha`` *with probability*
 ``1 - delta`` over the calibration draw, a different guarantee): the paper's Hoeffding and
-Rademacher baselines, and the library's default :class:`~sklearn_riskcontrol.ConcentrationSDR`
+Rademacher baselines, and the library's default :class:`~sklearn_riskcontrol.selective.ConcentrationSDR`
 (Learn-then-Test: exact binomial p-values per threshold, fallback procedure). We check the
 guarantees on held-out labels over repeated random calibration/test splits.
 """
@@ -29,8 +29,15 @@ from sklearn.datasets import load_digits
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 
-from sklearn_riskcontrol import ConcentrationMDR, ConcentrationSDR, SCoREMDR, SCoRESDR
-from sklearn_riskcontrol.metrics import deployment_rate, realized_mdr, realized_sdr
+from sklearn_riskcontrol.selective import (
+    ConcentrationMDR,
+    ConcentrationSDR,
+    SCoREMDR,
+    SCoRESDR,
+    deployment_rate,
+    realized_mdr,
+    realized_sdr,
+)
 from sklearn_riskcontrol.plotting import plot_deployment_vs_alpha, plot_risk_vs_alpha
 
 X, y = load_digits(return_X_y=True)

@@ -5,7 +5,7 @@ Choosing the score and the boosting with GridSearchCV
 
 SCoRE controls the risk for *any* score, but the score and the e-value boosting decide how much
 can be deployed. :class:`~sklearn.model_selection.GridSearchCV` can choose them with the
-deployment scorers of :mod:`sklearn_riskcontrol.metrics`.
+deployment scorers of :mod:`sklearn_riskcontrol.selective` (:data:`~sklearn_riskcontrol.selective.DEPLOYMENT_SCORERS`).
 
 .. warning::
    Tuning on the calibration data voids the finite-sample guarantee: the choice then depends on
@@ -25,8 +25,7 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, KFold, train_test_split
 
-from sklearn_riskcontrol import SCoRESDR
-from sklearn_riskcontrol.metrics import DEPLOYMENT_SCORERS, realized_sdr
+from sklearn_riskcontrol.selective import SCoRESDR, DEPLOYMENT_SCORERS, realized_sdr
 
 X, y = load_digits(return_X_y=True)
 X_fit, X_rest, y_fit, y_rest = train_test_split(X, y, train_size=400, random_state=0)

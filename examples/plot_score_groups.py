@@ -5,7 +5,7 @@ Risk control within every predicted class (``groups=``)
 
 A digit classifier is right 95% of the time, but not equally for every digit: when it says
 "8" it is wrong about 15% of the time, when it says "2" almost never. Selective deployment
-with :class:`~sklearn_riskcontrol.SCoRESDR` or :class:`~sklearn_riskcontrol.ConcentrationSDR`
+with :class:`~sklearn_riskcontrol.selective.SCoRESDR` or :class:`~sklearn_riskcontrol.selective.ConcentrationSDR`
 controls the error rate *among the deployed predictions*, but over all of them together: the
 safe digits can carry the risky one, so the deployed "8"s may be wrong more often than
 ``alpha``.
@@ -34,7 +34,7 @@ from sklearn.datasets import load_digits
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 
-from sklearn_riskcontrol import ConcentrationSDR, SCoRESDR
+from sklearn_riskcontrol.selective import ConcentrationSDR, SCoRESDR
 from sklearn_riskcontrol.plotting import plot_group_deployment
 
 X, y = load_digits(return_X_y=True)

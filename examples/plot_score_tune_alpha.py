@@ -7,7 +7,7 @@ Tuning the risk level alpha with GridSearchCV
 Which level is right depends on what a wrong deployed prediction costs, which the estimators do
 not know: their default ``score`` is the deployed share, so
 :class:`~sklearn.model_selection.GridSearchCV` over ``alpha`` with it picks the largest level of
-the grid. :func:`~sklearn_riskcontrol.metrics.make_selective_scorer` prices the decisions
+the grid. :func:`~sklearn_riskcontrol.selective.make_selective_scorer` prices the decisions
 instead: on a held-out fold, each deployed point earns ``gain - error_cost * L`` (``L`` = the
 model's risk on that point, here its 0/1 error) and each abstention costs ``abstain_cost``; the
 score is the mean per point. The search then picks the level whose deployments pay for
@@ -38,10 +38,8 @@ from sklearn.model_selection import GridSearchCV, KFold, train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from sklearn_riskcontrol import SCoRESDR
+from sklearn_riskcontrol.selective import SCoRESDR, make_selective_scorer, realized_sdr, pipeline_decide
 from sklearn_riskcontrol.datasets import load_letter
-from sklearn_riskcontrol.metrics import make_selective_scorer, realized_sdr
-from sklearn_riskcontrol.selective import pipeline_decide
 
 X, y = load_letter(return_X_y=True)
 X_fit, X_rest, y_fit, y_rest = train_test_split(X, y, train_size=5000, random_state=0)

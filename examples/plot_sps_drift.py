@@ -34,7 +34,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from sklearn_riskcontrol.datasets import load_letter
-from sklearn_riskcontrol.metrics import oracle_threshold
+from sklearn_riskcontrol.online import oracle_threshold
 from sklearn_riskcontrol.online import (
     SemiBanditPredictionSet,
     simulate_monitored,

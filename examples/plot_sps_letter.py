@@ -39,7 +39,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from sklearn_riskcontrol.datasets import load_letter
-from sklearn_riskcontrol.metrics import (
+from sklearn_riskcontrol.online import (
     average_set_size,
     coverage_rate,
     cumulative_regret,

@@ -17,7 +17,7 @@ from numpy.typing import ArrayLike
 from ._validation import as_float_array, check_risks, show
 from ._typing import FloatArray
 
-__all__ = ["Risk", "make_risk", "RISK_NAMES", "SATURATION_WARN_SHARE"]
+__all__ = ["Risk", "make_risk"]
 
 #: Share of losses clipped at 1 from which the estimators warn that a clipping risk (the squared
 #: error) has too small a scale: the guarantee then covers a loss that no longer tells a large

@@ -4,7 +4,7 @@
   spawned from one :class:`numpy.random.SeedSequence` and returns the results in repetition
   order.
 * :func:`validity_study` repeats "draw fresh calibration and test data, fit, decide" for a
-  deployment estimator (:class:`~sklearn_riskcontrol.SCoREMDR`, :class:`~sklearn_riskcontrol.SCoRESDR`,
+  deployment estimator (:class:`~sklearn_riskcontrol.selective.SCoREMDR`, :class:`~sklearn_riskcontrol.selective.SCoRESDR`,
   ...) and reports the realized MDR, SDR and deployment rate of every repetition.
 * :func:`bandit_accuracy_study` runs best-model identification strategies (PULSE, UCB-E, ...)
   many times on one score matrix and returns their accuracy-vs-budget curves.
@@ -31,13 +31,13 @@ from ._parallel import check_batch_size, run_units
 from ._progress import Progress
 from ._validation import check_random_state, check_score_matrix, show
 from ._wrapping import portable
-from .bandits.oracles import ScoreOracle
-from .bandits.simulate import accuracy_curve
-from .metrics import deployment_rate, realized_mdr, realized_sdr
+from .evaluation import ScoreOracle
+from .bandits import accuracy_curve
+from .selective import deployment_rate, realized_mdr, realized_sdr
 from ._typing import Estimator, RandomStateLike
 
 if TYPE_CHECKING:
-    from .bandits.oracles import ScoreOracle
+    from .evaluation import ScoreOracle
 
 __all__ = ["monte_carlo", "validity_study", "bandit_accuracy_study"]
 
@@ -203,9 +203,9 @@ def validity_study(
     Each repetition draws ``(X_cal, y_cal, X_test, y_test) = sample(rng)``, fits a copy of
     ``estimator`` on the calibration rows, deploys with ``decide(X_test)`` and records the
     realized marginal deployment risk (MDR), selective deployment risk (SDR) and deployment
-    rate (:mod:`sklearn_riskcontrol.metrics`). Averages over repetitions estimate ``E[MDR]``
-    (controlled by :class:`~sklearn_riskcontrol.SCoREMDR`) and ``E[SDR]`` (controlled by
-    :class:`~sklearn_riskcontrol.SCoRESDR`).
+    rate (:func:`~sklearn_riskcontrol.selective.realized_mdr`, ...). Averages over repetitions estimate ``E[MDR]``
+    (controlled by :class:`~sklearn_riskcontrol.selective.SCoREMDR`) and ``E[SDR]`` (controlled by
+    :class:`~sklearn_riskcontrol.selective.SCoRESDR`).
 
     Parameters
     ----------
@@ -232,7 +232,7 @@ def validity_study(
     --------
     >>> import numpy as np
     >>> from sklearn.linear_model import LogisticRegression
-    >>> from sklearn_riskcontrol import SCoREMDR
+    >>> from sklearn_riskcontrol.selective import SCoREMDR
     >>> from sklearn_riskcontrol.studies import validity_study
     >>> def draw(rng, n):
     ...     X = rng.normal(size=(n, 2))
@@ -303,7 +303,7 @@ def bandit_accuracy_study(
     repetition's seed (all strategies of one repetition share it) on the same ``scores``; the
     curve is the fraction of repetitions whose current best model after at most ``budget``
     evaluations is the truly best one
-    (:func:`~sklearn_riskcontrol.bandits.simulate.accuracy_curve`).
+    (:func:`~sklearn_riskcontrol.bandits.accuracy_curve`).
 
     Parameters
     ----------
@@ -330,7 +330,7 @@ def bandit_accuracy_study(
         ``budgets`` (ndarray), ``accuracy`` and ``stderr`` (dict name -> ndarray of shape
         (len(budgets),)), ``best_index`` (int) and ``histories`` (dict name -> list of the
         ``history_`` of every repetition, e.g. for
-        :func:`~sklearn_riskcontrol.bandits.simulate.budget_to_reach`).
+        :func:`~sklearn_riskcontrol.bandits.budget_to_reach`).
 
     Examples
     --------

@@ -191,7 +191,7 @@ def make_sdr_n1e6(size):
 
 
 def run_sdr(L, S, T):
-    from sklearn_riskcontrol.evalues import sdr_evalues
+    from sklearn_riskcontrol.selective import sdr_evalues
 
     return sdr_evalues(L, S, T, ALPHA)
 
@@ -220,7 +220,7 @@ def make_mdr_n1e6(size):
 
 
 def run_mdr(L, S, T):
-    from sklearn_riskcontrol.evalues import mdr_decisions, mdr_evalues
+    from sklearn_riskcontrol.selective import mdr_decisions, mdr_evalues
 
     return mdr_decisions(L, S, T, ALPHA), mdr_evalues(L, S, T, ALPHA)
 
@@ -229,7 +229,7 @@ run_mdr_n1e4 = run_mdr_n1e6 = run_mdr
 
 
 def check_mdr(inputs, result):
-    from sklearn_riskcontrol.evalues import mdr_decisions, mdr_evalues
+    from sklearn_riskcontrol.selective import mdr_decisions, mdr_evalues
 
     d, e = result
     L, S, T = inputs["L"], inputs["S"], inputs["T"]

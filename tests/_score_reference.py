@@ -2,7 +2,7 @@
 
 Nothing here is fast or clever on purpose: these functions restate the definitions of Bai & Jin
 (``seeds/score.txt``) as plainly as possible so the closed forms in
-``sklearn_riskcontrol.selective._conformal`` (re-exported by ``sklearn_riskcontrol.evalues``) can be
+``sklearn_riskcontrol.selective._conformal`` can be
 checked against them.
 
 * :func:`sdr_evalues_exact` / :func:`mdr_evalues_exact` -- eqs. 5.1 / 6.2 and 4.1 / 6.1. The

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from sklearn_riskcontrol import RiskControlWarning
-from sklearn_riskcontrol.evalues import rautoeval_confidence_interval
+from sklearn_riskcontrol.autoeval import rautoeval_confidence_interval
 
 CAP = 0.75  # the documented cap of the plug-in bets
 

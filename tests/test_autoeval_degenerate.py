@@ -13,12 +13,10 @@ from sklearn.datasets import make_classification
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LinearRegression, LogisticRegression
 
-from sklearn_riskcontrol import autoeval, studies
-from sklearn_riskcontrol._validation import RiskControlWarning
-from sklearn_riskcontrol.autoeval import RAutoEvalPlus, RiskControlledModelSelector
-from sklearn_riskcontrol.autoeval import _arrays as array_autoeval
+from sklearn_riskcontrol import autoeval, studies, RiskControlWarning
+from sklearn_riskcontrol.autoeval import RAutoEvalPlus, RiskControlledModelSelector, _arrays as array_autoeval
 from sklearn_riskcontrol.evalues import betting
-from sklearn_riskcontrol.autoeval._arrays import (
+from sklearn_riskcontrol.autoeval import (
     effective_observations,
     rautoeval_confidence_interval,
     rautoeval_select,

@@ -20,10 +20,14 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sklearn_riskcontrol._validation import RiskControlWarning
-from sklearn_riskcontrol.autoeval import RAutoEvalPlus, RiskControlledModelSelector
-from sklearn_riskcontrol.evalues import rautoeval_confidence_interval, rautoeval_select
-from sklearn_riskcontrol.evalues import rautoeval_test
+from sklearn_riskcontrol import RiskControlWarning
+from sklearn_riskcontrol.autoeval import (
+    RAutoEvalPlus,
+    RiskControlledModelSelector,
+    rautoeval_confidence_interval,
+    rautoeval_select,
+    rautoeval_test,
+)
 from sklearn_riskcontrol.evalues.betting import WSR
 from sklearn_riskcontrol.risks import make_risk
 
@@ -694,7 +698,7 @@ def test_plot_eprocess_and_rho_weights(toy):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from sklearn_riskcontrol.plotting._autoeval import plot_eprocess, plot_rho_weights
+    from sklearn_riskcontrol.plotting import plot_eprocess, plot_rho_weights
 
     X, y, y_semi = toy
     fits = {m: RAutoEvalPlus(fitted_model(), autoevaluator=judge_of(0.9), method=m, alpha=0.15,
@@ -729,7 +733,7 @@ def test_plot_errors(toy):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from sklearn_riskcontrol.plotting._autoeval import plot_eprocess, plot_rho_weights
+    from sklearn_riskcontrol.plotting import plot_eprocess, plot_rho_weights
 
     h = np.zeros(50)
     a = rautoeval_test(h, alpha=0.2, delta=0.1, method="eval")

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from _models import FlipModel
 
-from sklearn_riskcontrol._validation import RiskControlWarning
+from sklearn_riskcontrol import RiskControlWarning
 from sklearn_riskcontrol.autoeval import RAutoEvalPlus, RiskControlledModelSelector
 
 

@@ -27,10 +27,8 @@ from sklearn.exceptions import NotFittedError
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LinearRegression, LogisticRegression
 
-import sklearn_riskcontrol as src
-from sklearn_riskcontrol import evalues as ev
-from sklearn_riskcontrol import metrics, online
-from sklearn_riskcontrol import bandits
+from sklearn_riskcontrol import autoeval, bandits, evaluation, online, selective
+from sklearn_riskcontrol.evalues import betting, testing
 from sklearn_riskcontrol.bandits import lowrank
 from sklearn_riskcontrol.datasets import load_diamonds, load_letter, make_score_setting
 from sklearn_riskcontrol.risks import make_risk
@@ -332,9 +330,9 @@ def _score_rows():
     doc = {"empty-test_scores": Documented(_empty_float, "empty array", NO_TEST)}
     sdr_doc = dict(doc)
     sdr_doc["level-gamma=1"] = Documented(_nonnegative_floats, "valid e-values", SDR_GAMMA)
-    rows.append(Row("mdr_evalues", "evalues", ev.mdr_evalues, good_with("gamma"), arrays,
+    rows.append(Row("mdr_evalues", "selective", selective.mdr_evalues, good_with("gamma"), arrays,
                     (cal, test), ("gamma",), documented=doc))
-    rows.append(Row("sdr_evalues", "evalues", ev.sdr_evalues, good_with("gamma"), arrays,
+    rows.append(Row("sdr_evalues", "selective", selective.sdr_evalues, good_with("gamma"), arrays,
                     (cal, test), ("gamma",), documented=sdr_doc))
     docb = {"empty-test_scores": Documented(_empty_bool, "empty bool array", NO_TEST)}
 
@@ -343,7 +341,7 @@ def _score_rows():
         kw["gamma"] = 0.2
         return kw
 
-    rows.append(Row("mdr_decisions", "evalues", ev.mdr_decisions, good_mdr, arrays,
+    rows.append(Row("mdr_decisions", "selective", selective.mdr_decisions, good_mdr, arrays,
                     (cal, test), ("alpha", "gamma"), documented=docb))
     return rows
 
@@ -352,33 +350,33 @@ def _testing_rows():
     docb = Documented(_empty_bool, "empty bool array", "no hypothesis: nothing rejected (DESIGN.md)")
     rows = []
     for name, func, arg, level, values in [
-        ("ebh", ev.ebh, "evalues", "alpha", [40.0, 25.0, 1.0, 0.0]),
-        ("bh", ev.bh, "pvalues", "alpha", [0.001, 0.02, 0.5]),
-        ("fixed_sequence", ev.fixed_sequence, "pvalues", "delta", [0.01, 0.05, 0.2]),
-        ("bonferroni", ev.bonferroni, "pvalues", "delta", [0.01, 0.05, 0.2]),
+        ("ebh", testing.ebh, "evalues", "alpha", [40.0, 25.0, 1.0, 0.0]),
+        ("bh", testing.bh, "pvalues", "alpha", [0.001, 0.02, 0.5]),
+        ("fixed_sequence", testing.fixed_sequence, "pvalues", "delta", [0.01, 0.05, 0.2]),
+        ("bonferroni", testing.bonferroni, "pvalues", "delta", [0.01, 0.05, 0.2]),
     ]:
         documented = {f"empty-{arg}": docb}
         if name == "ebh":
             documented["inf-evalues"] = Documented(
                 lambda r: r.tolist() == [True, True, False, False], "an infinite e-value is rejected",
                 "ebh docstring: non-negative e-values, inf allowed")
-        rows.append(Row(name, "evalues", func, (lambda a=arg, lv=level, v=values: {a: np.array(v), lv: 0.1}),
+        rows.append(Row(name, "evalues.testing", func, (lambda a=arg, lv=level, v=values: {a: np.array(v), lv: 0.1}),
                         {arg: "1d"}, levels=(level,), documented=documented))
-    rows.append(Row("boost_evalues", "evalues", ev.boost_evalues,
+    rows.append(Row("boost_evalues", "evalues.testing", testing.boost_evalues,
                     lambda: {"evalues": np.array([2.0, 0.0, 1.0]), "method": "homo", "random_state": 0},
                     {"evalues": "1d"},
                     documented={"empty-evalues": Documented(_empty_float, "empty array", NO_TEST),
                                 "inf-evalues": Documented(lambda r: r[0] == np.inf and r[1] == 0,
                                                           "inf stays inf", "ebh docstring: inf allowed")},
-                    extra=(("string", "method", lambda: ev.boost_evalues([1.0], "bogus")),)))
+                    extra=(("string", "method", lambda: testing.boost_evalues([1.0], "bogus")),)))
     return rows
 
 
 def _bounds_rows():
     def run(cal_risks, cal_scores, alpha, delta, test_scores):
-        return ev.concentration_threshold(cal_risks, cal_scores, alpha, delta=delta).decide(test_scores)
+        return selective.concentration_threshold(cal_risks, cal_scores, alpha, delta=delta).decide(test_scores)
 
-    return [Row("concentration_threshold", "evalues", run,
+    return [Row("concentration_threshold", "selective", run,
                 lambda: {"cal_risks": L_CAL, "cal_scores": S_CAL, "alpha": 0.4, "delta": 0.1,
                          "test_scores": S_TEST},
                 {"cal_risks": "1d", "cal_scores": "1d", "test_scores": "1d"},
@@ -389,8 +387,8 @@ def _bounds_rows():
 def _betting_rows():
     LW = np.log([[1.0, 4.0, 2.0], [1.0, 2.0, 3.0]])
     rows = [
-        Row("betting_eprocess", "evalues",
-            lambda observations, alpha, delta: ev.betting_eprocess(observations, alpha, betting="wsr", delta=delta),
+        Row("betting_eprocess", "evalues.betting",
+            lambda observations, alpha, delta: betting.betting_eprocess(observations, alpha, betting="wsr", delta=delta),
             lambda: {"observations": H, "alpha": 0.2, "delta": 0.1}, {"observations": "1d2d"},
             levels=("alpha", "delta"),
             documented={
@@ -401,22 +399,22 @@ def _betting_rows():
                                             "legal null threshold: wealth never grows",
                                             "betting_eprocess docstring: alpha < upper"),
             }),
-        Row("mixture_log_eprocess", "evalues", ev.mixture_log_eprocess,
+        Row("mixture_log_eprocess", "evalues.betting", betting.mixture_log_eprocess,
             lambda: {"log_wealth": LW, "prior": np.array([0.5, 0.5])},
             {"log_wealth": "2d", "prior": "1d"},
             documented={"empty-log_wealth": Documented(_empty_float, "no round: empty array",
                                                        "docstring: returns shape (n,)")}),
-        Row("mixture_weights", "evalues", ev.mixture_weights,
+        Row("mixture_weights", "evalues.betting", betting.mixture_weights,
             lambda: {"log_wealth": LW, "prior": np.array([0.5, 0.5])},
             {"log_wealth": "2d", "prior": "1d"},
             documented={"empty-log_wealth": Documented(lambda r: r.shape == (2, 0), "no round: shape (S, 0)",
                                                        "docstring: returns shape (S, n)")}),
-        Row("WSR", "evalues", lambda c: ev.betting_eprocess(H, 0.2, betting=ev.WSR(c), delta=0.1),
+        Row("WSR", "evalues.betting", lambda c: betting.betting_eprocess(H, 0.2, betting=betting.WSR(c), delta=0.1),
             lambda: {"c": 0.75}, scalars=("c",)),
-        Row("FixedBet", "evalues", lambda fraction: ev.betting_eprocess(H, 0.2, betting=ev.FixedBet(fraction)),
+        Row("FixedBet", "evalues.betting", lambda fraction: betting.betting_eprocess(H, 0.2, betting=betting.FixedBet(fraction)),
             lambda: {"fraction": 0.5}, scalars=("fraction",)),
-        Row("UniversalPortfolio", "evalues",
-            lambda n_nodes: ev.betting_eprocess(H, 0.2, betting=ev.UniversalPortfolio(n_nodes=n_nodes)),
+        Row("UniversalPortfolio", "evalues.betting",
+            lambda n_nodes: betting.betting_eprocess(H, 0.2, betting=betting.UniversalPortfolio(n_nodes=n_nodes)),
             lambda: {"n_nodes": 10}, scalars=("n_nodes",)),
     ]
     return rows
@@ -430,22 +428,22 @@ def _autoeval_array_rows():
     labeled = ("loss_labeled", "loss_judge_labeled")
     arrays = {"loss_labeled": "1d", "loss_judge_labeled": "1d", "loss_judge_unlabeled": "1d"}
     rows = [
-        Row("effective_observations", "evalues", ev.effective_observations,
+        Row("effective_observations", "autoeval", autoeval.effective_observations,
             lambda: {"loss_labeled": H, "loss_judge_labeled": G, "loss_judge_unlabeled": U,
                      "rho": np.array([0.0, 0.5, 1.0])},
             dict(arrays, rho="1d"), (labeled,)),
-        Row("rautoeval_test", "evalues", ev.rautoeval_test,
+        Row("rautoeval_test", "autoeval", autoeval.rautoeval_test,
             lambda: {"loss_labeled": H, "loss_judge_labeled": G, "loss_judge_unlabeled": U,
                      "alpha": 0.2, "delta": 0.1},
             arrays, (labeled,), ("alpha", "delta"), documented={"empty-loss_judge_unlabeled": EVAL}),
-        Row("rautoeval_confidence_interval", "evalues", ev.rautoeval_confidence_interval,
+        Row("rautoeval_confidence_interval", "autoeval", autoeval.rautoeval_confidence_interval,
             lambda: {"loss_labeled": H, "loss_judge_labeled": G, "loss_judge_unlabeled": U, "delta": 0.1},
             arrays, (labeled,), ("delta",), documented={"empty-loss_judge_unlabeled": EVAL}),
     ]
     H2 = np.stack([H, np.roll(H, 1)])
     G2 = np.stack([G, np.roll(G, 1)])
     U2 = np.stack([U, np.roll(U, 1)])
-    rows.append(Row("rautoeval_select", "evalues", ev.rautoeval_select,
+    rows.append(Row("rautoeval_select", "autoeval", autoeval.rautoeval_select,
                     lambda: {"loss_labeled": H2, "loss_judge_labeled": G2, "loss_judge_unlabeled": U2,
                              "alpha": 0.2, "delta": 0.1},
                     dict.fromkeys(arrays, "2d"), (labeled,), ("alpha", "delta"),
@@ -469,18 +467,18 @@ def _risk_metric_rows():
     dep = np.array([True, False, True, True])
     rsk = np.array([0.0, 1.0, 0.5, 1.0])
     for name, func, first in [
-        ("realized_mdr", metrics.realized_mdr, "risks"),
-        ("realized_sdr", metrics.realized_sdr, "risks"),
-        ("realized_reward", metrics.realized_reward, "rewards"),
+        ("realized_mdr", selective.realized_mdr, "risks"),
+        ("realized_sdr", selective.realized_sdr, "risks"),
+        ("realized_reward", selective.realized_reward, "rewards"),
     ]:
-        rows.append(Row(name, "metrics", func, (lambda f=first: {f: rsk, "deployed": dep}),
+        rows.append(Row(name, "selective", func, (lambda f=first: {f: rsk, "deployed": dep}),
                         {first: "1d", "deployed": "bool"}, ((first, "deployed"),),
                         documented={f"empty-{first}": ZERO}))
-    rows.append(Row("deployment_rate", "metrics", metrics.deployment_rate, lambda: {"deployed": dep},
+    rows.append(Row("deployment_rate", "selective", selective.deployment_rate, lambda: {"deployed": dep},
                     {"deployed": "bool"}, documented={"empty-deployed": ZERO}))
-    rows.append(Row("make_deployment_scorer", "metrics",
-                    lambda metric: metrics.make_deployment_scorer(metric), lambda: {"metric": "realized_sdr"},
-                    extra=(("string", "metric", lambda: metrics.make_deployment_scorer("bogus")),)))
+    rows.append(Row("make_deployment_scorer", "selective",
+                    lambda metric: selective.make_deployment_scorer(metric), lambda: {"metric": "realized_sdr"},
+                    extra=(("string", "metric", lambda: selective.make_deployment_scorer("bogus")),)))
     return rows
 
 
@@ -489,7 +487,7 @@ def _online_rows():
     tau = np.sort(RNG.normal(size=30))
     cand = RNG.dirichlet(np.ones(3), size=30)
     t_inf = _with(tau, np.inf)  # what the "inf" cells pass: +inf = empty set at round 0
-    where = "online.metrics module docstring: +inf threshold = empty set"
+    where = "online coverage functions: +inf threshold = empty set"
 
     def regret(t):
         return online.cumulative_regret(t, lambda x: 1 / (1 + np.exp(-x)), 0.1)
@@ -589,33 +587,33 @@ def _like_unseen_label(row):
 def _selective_rows():
     rows = []
     for name, cls, levels in [
-        ("SCoREMDR", src.SCoREMDR, ("alpha", "gamma")),
-        ("SCoRESDR", src.SCoRESDR, ("alpha", "gamma")),
-        ("ConcentrationMDR", src.ConcentrationMDR, ("alpha", "delta")),
-        ("ConcentrationSDR", src.ConcentrationSDR, ("alpha", "delta")),
+        ("SCoREMDR", selective.SCoREMDR, ("alpha", "gamma")),
+        ("SCoRESDR", selective.SCoRESDR, ("alpha", "gamma")),
+        ("ConcentrationMDR", selective.ConcentrationMDR, ("alpha", "delta")),
+        ("ConcentrationSDR", selective.ConcentrationSDR, ("alpha", "delta")),
     ]:
         row = _meta_row(name, "selective", lambda m, c=cls, **p: c(m, **p), "decide", levels)
         row.documented["string-y"] = _like_unseen_label(row)
-        if cls is src.SCoRESDR:
+        if cls is selective.SCoRESDR:
             row.documented["level-gamma=1"] = Documented(_bool_array, "decisions", SDR_GAMMA)
         rows.append(row)
 
     def run(X):
-        return src.RewardAwareScore(_rp(), _rp(), target="sdr", alpha=0.2)(X)
+        return selective.RewardAwareScore(_rp(), _rp(), target="sdr", alpha=0.2)(X)
 
     def unfitted():
-        return src.RewardAwareScore(LinearRegression(), _rp(), target="sdr", alpha=0.2)(_clf_data()[0])
+        return selective.RewardAwareScore(LinearRegression(), _rp(), target="sdr", alpha=0.2)(_clf_data()[0])
 
     def frame():
         X, y = _clf_data()
         df = pd.DataFrame(X, columns=list("abcd"))
         rp = LinearRegression().fit(df, y * 0.5 + 0.25)
-        return src.RewardAwareScore(rp, rp, target="sdr", alpha=0.2)(_renamed(df))
+        return selective.RewardAwareScore(rp, rp, target="sdr", alpha=0.2)(_renamed(df))
 
     rows.append(Row("RewardAwareScore", "selective", run, lambda: {"X": _clf_data()[0][:20]},
                     {"X": "X"}, levels=(), unfitted=unfitted, pandas=frame, names=dict(EST_NAMES),
-                    extra=(("level", "alpha=0", lambda: src.RewardAwareScore(_rp(), _rp(), target="sdr", alpha=0.0)),
-                           ("level", "alpha=nan", lambda: src.RewardAwareScore(_rp(), _rp(), target="sdr", alpha=np.nan)))))
+                    extra=(("level", "alpha=0", lambda: selective.RewardAwareScore(_rp(), _rp(), target="sdr", alpha=0.0)),
+                           ("level", "alpha=nan", lambda: selective.RewardAwareScore(_rp(), _rp(), target="sdr", alpha=np.nan)))))
     return rows
 
 
@@ -628,15 +626,15 @@ def _rp():
 def _autoeval_rows():
     def make(model, **params):
         params = {"alpha": 0.3, "delta": 0.1, **params}
-        return src.RAutoEvalPlus(model, autoevaluator=_clf(), n_rho=3, random_state=0, **params)
+        return autoeval.RAutoEvalPlus(model, autoevaluator=_clf(), n_rho=3, random_state=0, **params)
 
     rae = _meta_row("RAutoEvalPlus", "autoeval", make, "decide()", levels=("alpha", "delta"))
     rae.documented["string-y"] = Documented(lambda r: r is False, "labels compared as given: all wrong, not certified",
                                             "make_risk: zero_one accepts any labels")
 
     def make_sel(model, **params):
-        tester = src.RAutoEvalPlus(None, autoevaluator=_clf(), alpha=0.3, delta=0.1, n_rho=3, random_state=0)
-        return src.RiskControlledModelSelector([model, model], tester=tester, **params)
+        tester = autoeval.RAutoEvalPlus(None, autoevaluator=_clf(), alpha=0.3, delta=0.1, n_rho=3, random_state=0)
+        return autoeval.RiskControlledModelSelector([model, model], tester=tester, **params)
 
     sel = _meta_row("RiskControlledModelSelector", "autoeval", make_sel, "predict", levels=("delta",),
                     unfitted_method="predict")
@@ -712,31 +710,31 @@ def _bandit_rows():
                                             "EstimatorOracle: default for classifiers is accuracy, 1{y_true == y_pred}")
     rows.append(bms)
 
-    rows.append(Row("MatrixOracle", "bandits",
-                    lambda scores, example_indices: bandits.MatrixOracle(scores).query(0, example_indices),
+    rows.append(Row("MatrixOracle", "evaluation",
+                    lambda scores, example_indices: evaluation.MatrixOracle(scores).query(0, example_indices),
                     lambda: {"scores": BIN, "example_indices": np.array([0, 2, 3])},
                     {"scores": "2d", "example_indices": "int"},
                     documented={"empty-example_indices": Documented(_empty_float, "empty array", "no example queried")}))
-    rows.append(Row("as_oracle", "bandits", lambda scores: bandits.as_oracle(scores).query(0, [0, 1]),
+    rows.append(Row("as_oracle", "evaluation", lambda scores: evaluation.as_oracle(scores).query(0, [0, 1]),
                     lambda: {"scores": BIN}, {"scores": "2d"}))
 
     def run_eo(X, y):
-        return bandits.EstimatorOracle([_clf()], X, y).query(0, [0, 1, 2])
+        return evaluation.EstimatorOracle([_clf()], X, y).query(0, [0, 1, 2])
 
     def frame_eo():
         df, model = _frame_clf()
-        return bandits.EstimatorOracle([model], _renamed(df[100:]), _clf_data()[1][100:]).query(0, [0, 1])
+        return evaluation.EstimatorOracle([model], _renamed(df[100:]), _clf_data()[1][100:]).query(0, [0, 1])
 
-    rows.append(Row("EstimatorOracle", "bandits", run_eo,
+    rows.append(Row("EstimatorOracle", "evaluation", run_eo,
                     lambda: {"X": _clf_data()[0][100:], "y": _clf_data()[1][100:]},
                     {"X": "X", "y": "y"}, (("X", "y"),), names=dict(EST_NAMES),
                     documented={"string-y": Documented(lambda r: r.tolist() == [0.0, 0.0, 0.0],
                                                        "labels compared as given: all wrong (0)",
                                                        "EstimatorOracle docstring: default scoring for classifiers = accuracy")},
-                    unfitted=lambda: bandits.EstimatorOracle([LogisticRegression()], X[:10], y[:10]).query(0, [0]),
+                    unfitted=lambda: evaluation.EstimatorOracle([LogisticRegression()], X[:10], y[:10]).query(0, [0]),
                     pandas=frame_eo))
-    rows.append(Row("CallableOracle", "bandits",
-                    lambda n_models, n_examples: bandits.CallableOracle(
+    rows.append(Row("CallableOracle", "evaluation",
+                    lambda n_models, n_examples: evaluation.CallableOracle(
                         lambda i, idx: np.ones(len(idx)), n_models, n_examples).query(0, [0]),
                     lambda: {"n_models": 2, "n_examples": 5}, scalars=("n_models", "n_examples")))
     rows.append(Row("freedman_radius", "bandits", bandits.freedman_radius,
@@ -840,12 +838,12 @@ def _plot_rows():
             closing(lambda thresholds, alpha: plotting.plot_regret({"sps": thresholds}, lambda t: 1 / (1 + np.exp(-t)), alpha)),
             lambda: {"thresholds": tau, "alpha": 0.1}, {"thresholds": "1d"}, levels=("alpha",), names=names, documented=doc),
         Row("plot_eprocess", "plotting",
-            closing(lambda delta: plotting.plot_eprocess({"plus": ev.rautoeval_test(H, G, U, alpha=0.2, delta=0.1)},
+            closing(lambda delta: plotting.plot_eprocess({"plus": autoeval.rautoeval_test(H, G, U, alpha=0.2, delta=0.1)},
                                                          delta=delta)),
             lambda: {"delta": 0.1}, levels=("delta",),
             extra=(("dtype", "result", closing(lambda: plotting.plot_eprocess({"plus": np.ones(3)}))),)),
         Row("plot_rho_weights", "plotting", closing(lambda result: plotting.plot_rho_weights(result)),
-            lambda: {"result": ev.rautoeval_test(H, G, U, alpha=0.2, delta=0.1)},
+            lambda: {"result": autoeval.rautoeval_test(H, G, U, alpha=0.2, delta=0.1)},
             extra=(("dtype", "result", closing(lambda: plotting.plot_rho_weights(np.ones(3)))),)),
         Row("plot_evaluations_per_model", "plotting",
             closing(lambda strategy: plotting.plot_evaluations_per_model(strategy)),
@@ -862,7 +860,7 @@ def _studies_rows():
         return X, (X[:, 0] > 0).astype(int)
 
     def run_validity(n_repetitions, model=None):
-        est = src.SCoREMDR(model if model is not None else _clf(), alpha=0.2)
+        est = selective.SCoREMDR(model if model is not None else _clf(), alpha=0.2)
         return studies.validity_study(est, lambda rng: (*draw(rng, 40), *draw(rng, 10)),
                                       n_repetitions=n_repetitions, random_state=0)
 

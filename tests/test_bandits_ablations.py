@@ -24,11 +24,13 @@ from sklearn.utils.estimator_checks import (
 
 from sklearn_riskcontrol.bandits import (
     UCBELRF,
-    CallableOracle,
     FilledSubset,
-    MatrixOracle,
     UniformLRF,
     make_score_matrix,
+)
+from sklearn_riskcontrol.evaluation import (
+    CallableOracle,
+    MatrixOracle,
 )
 
 

@@ -20,15 +20,17 @@ from sklearn_riskcontrol.bandits import (
     UCBE,
     UCBELRF,
     BestModelSelector,
-    CallableOracle,
-    EstimatorOracle,
     LowRankScoreCompleter,
     NaivePooling,
     UniformSampling,
     make_score_matrix,
 )
+from sklearn_riskcontrol.evaluation import (
+    CallableOracle,
+    EstimatorOracle,
+)
 from sklearn_riskcontrol.bandits.lowrank import fit_logistic_factors
-from sklearn_riskcontrol.bandits.oracles import ScaledAbsoluteError
+from sklearn_riskcontrol.evaluation._oracles import ScaledAbsoluteError
 
 # ----------------------------------------------------------------- default and string scores
 

@@ -12,10 +12,12 @@ from sklearn.tree import DecisionTreeClassifier
 
 from sklearn_riskcontrol.bandits import (
     UCBE,
+    UniformSampling,
+)
+from sklearn_riskcontrol.evaluation import (
     CallableOracle,
     EstimatorOracle,
     MatrixOracle,
-    UniformSampling,
 )
 
 

@@ -14,11 +14,11 @@ from sklearn_riskcontrol import RiskControlWarning
 from sklearn_riskcontrol.bandits import (
     PULSE,
     UCBE,
-    CallableOracle,
     NaivePooling,
     freedman_radius,
     make_score_matrix,
 )
+from sklearn_riskcontrol.evaluation import CallableOracle
 import sklearn_riskcontrol.bandits.lowrank as lowrank
 from sklearn_riskcontrol.bandits.lowrank import fit_logistic_factors
 

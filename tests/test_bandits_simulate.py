@@ -3,8 +3,7 @@
 import numpy as np
 import pytest
 
-from sklearn_riskcontrol.bandits import UCBE, make_score_matrix
-from sklearn_riskcontrol.bandits.simulate import accuracy_curve, budget_to_reach
+from sklearn_riskcontrol.bandits import UCBE, make_score_matrix, accuracy_curve, budget_to_reach
 
 
 def test_generator_structure():

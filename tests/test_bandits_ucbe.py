@@ -7,12 +7,11 @@ from _reference_runs import RTOL_ALS_MEANS, assert_same_run, ucbelrf_refit_every
 from sklearn_riskcontrol.bandits import (
     UCBE,
     UCBELRF,
-    CallableOracle,
     UniformSampling,
     make_score_matrix,
 )
+from sklearn_riskcontrol.evaluation import CallableOracle, MatrixOracle
 from sklearn_riskcontrol.bandits._base import _RunState
-from sklearn_riskcontrol.bandits.oracles import MatrixOracle
 
 
 class Recorder:

@@ -7,10 +7,9 @@ import warnings
 import numpy as np
 import pytest
 
-from sklearn_riskcontrol._validation import RiskControlWarning
+from sklearn_riskcontrol import RiskControlWarning
 from sklearn_riskcontrol.selective import _bounds as bounds_module  # home of the constant patched below
-from sklearn_riskcontrol.evalues.bounds import ConcentrationResult
-from sklearn_riskcontrol.evalues.bounds import concentration_threshold as _threshold
+from sklearn_riskcontrol.selective import ConcentrationResult, concentration_threshold as _threshold
 
 
 def concentration_threshold(*args, **kwargs):

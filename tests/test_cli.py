@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from sklearn_riskcontrol.cli import main
-from sklearn_riskcontrol.evalues import boost_evalues, ebh, mdr_decisions, sdr_evalues
+from sklearn_riskcontrol.evalues.testing import boost_evalues, ebh
+from sklearn_riskcontrol.selective import mdr_decisions, sdr_evalues
 
 
 @pytest.fixture()

@@ -14,12 +14,11 @@ from sklearn_riskcontrol.bandits import (
     PULSE,
     UCBE,
     UCBELRF,
-    MatrixOracle,
     NaivePooling,
     make_score_matrix,
 )
+from sklearn_riskcontrol.evaluation import MatrixOracle, read_long_table
 from sklearn_riskcontrol.cli import main
-from sklearn_riskcontrol.tables import read_long_table
 
 
 @pytest.fixture(scope="module")

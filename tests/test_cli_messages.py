@@ -234,7 +234,7 @@ def _three_models(tmp_path, rng, risks=(0.02, 0.1, 0.4), n=200, N=1800):
 def test_certify_never_pools_models(tmp_path, capsys):
     """Three models in one long table: one test per model on its own rows (the old command
     pooled the 600 + 5400 rows into one test and printed the first model's p-value)."""
-    from sklearn_riskcontrol.evalues import rautoeval_test
+    from sklearn_riskcontrol.autoeval import rautoeval_test
 
     lab, unl = _three_models(tmp_path, np.random.default_rng(3))
     lab.to_csv(tmp_path / "lab.csv", index=False)
@@ -272,7 +272,7 @@ def test_certify_never_pools_models(tmp_path, capsys):
 
 def test_certify_one_file_with_unlabeled_rows(tmp_path, capsys):
     """Rows without a loss are unlabeled (as in read_long_table); the CLI used to refuse them."""
-    from sklearn_riskcontrol.evalues import rautoeval_test
+    from sklearn_riskcontrol.autoeval import rautoeval_test
 
     lab, unl = _three_models(tmp_path, np.random.default_rng(4))
     one = pd.concat([lab, unl]).query("model == 'small'").drop(columns="model")
@@ -297,7 +297,7 @@ def test_certify_one_file_with_unlabeled_rows(tmp_path, capsys):
 
 def test_select_one_long_file_with_unlabeled_rows(tmp_path, capsys):
     """autoeval select on one long file: examples without a loss are unlabeled."""
-    from sklearn_riskcontrol.evalues import rautoeval_select
+    from sklearn_riskcontrol.autoeval import rautoeval_select
 
     rng = np.random.default_rng(5)
     lab, unl = _three_models(tmp_path, rng)

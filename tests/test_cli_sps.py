@@ -9,8 +9,7 @@ import pandas as pd
 import pytest
 
 from sklearn_riskcontrol.cli import main
-from sklearn_riskcontrol.online import make_learner, simulate_thresholds
-from sklearn_riskcontrol.online.metrics import average_set_size
+from sklearn_riskcontrol.online import make_learner, simulate_thresholds, average_set_size
 
 
 def read_exact_csv(source):

@@ -8,12 +8,13 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LinearRegression
 
-from sklearn_riskcontrol._validation import RiskControlWarning
-from sklearn_riskcontrol.evalues.bounds import concentration_threshold
-from sklearn_riskcontrol.evalues.ltt import binomial_pvalues, fallback, hb_pvalues
+from sklearn_riskcontrol import RiskControlWarning
+from sklearn_riskcontrol.selective import concentration_threshold
+from sklearn_riskcontrol.evalues.ltt import binomial_pvalues, hb_pvalues
+from sklearn_riskcontrol.evalues.testing import fallback
 
 DELTA = 0.1
-pytestmark = pytest.mark.filterwarnings("ignore::sklearn_riskcontrol._validation.RiskControlWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn_riskcontrol.RiskControlWarning")
 
 # Known error rates r(s) = P(L = 1 | S = s), piecewise constant: (breakpoints, rates, atoms);
 # S ~ U(0, 1), or uniform on `atoms` tied values (k + 0.5) / atoms when `atoms` is set.

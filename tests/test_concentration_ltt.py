@@ -10,16 +10,17 @@ import pytest
 from scipy.stats import binom
 from sklearn.base import clone
 
-from sklearn_riskcontrol import ConcentrationMDR, ConcentrationSDR
-from sklearn_riskcontrol._validation import RiskControlWarning
-from sklearn_riskcontrol.evalues import bonferroni, fixed_sequence
+from sklearn_riskcontrol.selective import ConcentrationMDR, ConcentrationSDR, concentration_threshold
+from sklearn_riskcontrol import RiskControlWarning
+from sklearn_riskcontrol.evalues.testing import bonferroni, fixed_sequence
 from sklearn_riskcontrol.evalues.betting import betting_eprocess
-from sklearn_riskcontrol.evalues.bounds import concentration_threshold
 from sklearn_riskcontrol.evalues.ltt import (
     binomial_pvalues,
-    fallback,
     hb_pvalues,
     hoeffding_pvalues,
+)
+from sklearn_riskcontrol.evalues.testing import fallback
+from sklearn_riskcontrol.selective import (
     threshold_pvalues,
     wsr_pvalues,
 )

@@ -13,10 +13,14 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sklearn_riskcontrol import ConcentrationMDR, ConcentrationSDR, RiskControlWarning
-from sklearn_riskcontrol.autoeval._arrays import rautoeval_test
-from sklearn_riskcontrol.evalues.bounds import concentration_threshold
-from sklearn_riskcontrol.evalues.ltt import threshold_pvalues
+from sklearn_riskcontrol.selective import (
+    ConcentrationMDR,
+    ConcentrationSDR,
+    concentration_threshold,
+    threshold_pvalues,
+)
+from sklearn_riskcontrol import RiskControlWarning
+from sklearn_riskcontrol.autoeval import rautoeval_test
 
 
 def _draw(rng, n, N, gamma, c=1.0):

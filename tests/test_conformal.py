@@ -27,7 +27,8 @@ from _score_reference import (
     sdr_evalues_exact,
     sdr_evalues_grid,
 )
-from sklearn_riskcontrol.evalues import bh, ebh, mdr_decisions, mdr_evalues, sdr_evalues
+from sklearn_riskcontrol.evalues.testing import bh, ebh
+from sklearn_riskcontrol.selective import mdr_decisions, mdr_evalues, sdr_evalues
 
 RTOL = 1e-9
 

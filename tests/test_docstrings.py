@@ -8,39 +8,21 @@ import inspect
 
 import pytest
 
-MODULES = [
-    "sklearn_riskcontrol",
-    "sklearn_riskcontrol.evalues",
-    "sklearn_riskcontrol.metrics",
-    "sklearn_riskcontrol.risks",
-    "sklearn_riskcontrol.datasets",
-    "sklearn_riskcontrol.online",
-    "sklearn_riskcontrol.autoeval",
-    "sklearn_riskcontrol.plotting",
-    "sklearn_riskcontrol.bandits",
-    "sklearn_riskcontrol.bandits.lowrank",
-    "sklearn_riskcontrol.bandits.oracles",
-    "sklearn_riskcontrol.bandits.store",
-    "sklearn_riskcontrol.tables",
-    "sklearn_riskcontrol.evalues.ltt",
-]
+from _api import documented_names
 
 
 def _public_objects():
+    """Every class and function of the API reference."""
     seen = {}
-    for name in MODULES:
-        module = importlib.import_module(name)
-        for attr in getattr(module, "__all__", []):
-            obj = getattr(module, attr)
-            if (inspect.isclass(obj) or inspect.isfunction(obj)) and obj.__module__.startswith(
-                "sklearn_riskcontrol"
-            ):
-                seen.setdefault(f"{obj.__module__}.{obj.__qualname__}", obj)
+    for module, attr in documented_names():
+        obj = getattr(importlib.import_module(module), attr)
+        if inspect.isclass(obj) or inspect.isfunction(obj):
+            seen.setdefault(f"{module}.{attr}", obj)
     return sorted(seen.items())
 
 
-# Result containers and warnings are documented by their fields, not by an example.
-_NO_EXAMPLE_NEEDED = ("Result", "Interval", "EProcess", "Warning", "Setting")
+# Result and status containers and warnings are documented by their fields, not by an example.
+_NO_EXAMPLE_NEEDED = ("Result", "Interval", "EProcess", "Warning", "Setting", "Status")
 
 
 @pytest.mark.parametrize("name, obj", _public_objects(), ids=lambda x: x if isinstance(x, str) else "")

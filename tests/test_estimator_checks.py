@@ -15,20 +15,22 @@ from sklearn.utils.estimator_checks import (
     parametrize_with_checks,
 )
 
-from sklearn_riskcontrol import (
+from sklearn_riskcontrol.bandits import (
     PULSE,
     UCBE,
     UCBELRF,
     BestModelSelector,
+    LowRankScoreCompleter,
+)
+from sklearn_riskcontrol.selective import (
     ConcentrationMDR,
     ConcentrationSDR,
-    LowRankScoreCompleter,
     SCoREMDR,
     SCoRESDR,
-    SemiBanditPredictionSet,
 )
+from sklearn_riskcontrol.online import SemiBanditPredictionSet
+from sklearn_riskcontrol.evaluation import CallableOracle
 from sklearn_riskcontrol.bandits import (
-    CallableOracle,
     FilledSubset,
     NaivePooling,
     UniformLRF,

@@ -13,16 +13,16 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.utils._param_validation import InvalidParameterError
 
-from sklearn_riskcontrol import (
+from sklearn_riskcontrol.selective import (
     ConcentrationMDR,
     ConcentrationSDR,
-    RiskControlWarning,
     SCoREMDR,
     SCoRESDR,
 )
+from sklearn_riskcontrol import RiskControlWarning
 from sklearn_riskcontrol._validation import check_random_state
-from sklearn_riskcontrol.evalues import boost_evalues, ebh, mdr_decisions, sdr_evalues
-from sklearn_riskcontrol.evalues.bounds import concentration_threshold
+from sklearn_riskcontrol.evalues.testing import boost_evalues, ebh
+from sklearn_riskcontrol.selective import mdr_decisions, sdr_evalues, concentration_threshold
 from sklearn_riskcontrol.risks import make_risk
 
 ESTIMATORS = [SCoREMDR, SCoRESDR, ConcentrationMDR, ConcentrationSDR]

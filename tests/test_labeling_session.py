@@ -1,13 +1,13 @@
-"""Label-until-certified sessions (sklearn_riskcontrol.labeling)."""
+"""Label-until-certified sessions (sklearn_riskcontrol.autoeval)."""
 
 import warnings
 
 import numpy as np
 import pytest
 
-from sklearn_riskcontrol import LabelingSession, RiskControlWarning, SelectionSession
-from sklearn_riskcontrol.bandits import SQLiteStore
-from sklearn_riskcontrol.evalues import rautoeval_select, rautoeval_test
+from sklearn_riskcontrol.autoeval import LabelingSession, SelectionSession, rautoeval_select, rautoeval_test
+from sklearn_riskcontrol import RiskControlWarning
+from sklearn_riskcontrol.evaluation import SQLiteStore
 from sklearn_riskcontrol.evalues.betting import _logsumexp, betting_eprocess
 
 
@@ -345,7 +345,7 @@ def test_store_requires_example_ids(tmp_path, kind):
 
 _SECOND_PROCESS = """
 import sys, numpy as np
-from sklearn_riskcontrol import LabelingSession
+from sklearn_riskcontrol.autoeval import LabelingSession
 u, h, g = (np.load(sys.argv[1])[k] for k in ("u", "h", "g"))
 s = LabelingSession(u, alpha=0.2, delta=0.1, max_labels=100, store=sys.argv[2])
 s.add(h[:30], g[:30], example_ids=[f"q{k}" for k in range(30)])

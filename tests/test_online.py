@@ -28,7 +28,7 @@ from sklearn_riskcontrol.online import (
     simulate_thresholds,
 )
 from sklearn_riskcontrol.online._learners import _SortedMultiset
-from sklearn_riskcontrol.online.metrics import (
+from sklearn_riskcontrol.online import (
     average_set_size,
     coverage_rate,
     cumulative_regret,

@@ -1,7 +1,7 @@
 """Persistence: every public estimator survives pickle / joblib, and runs resume after it.
 
 * Round trip: each fitted public estimator (the registry below must cover every estimator class
-  exported by ``sklearn_riskcontrol`` and ``sklearn_riskcontrol.bandits``) is pickled and dumped
+  exported by the method packages) is pickled and dumped
   with joblib; the copy has deep-equal attributes (arrays, RNG states, oracles, run state) and
   gives identical outputs (``decide``, ``evalues``, ``predict_set``, intervals, ...). A
   ``RandomState`` held by an estimator is copied in its current state, so random draws made
@@ -29,15 +29,13 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.tree import DecisionTreeClassifier
 
-import sklearn_riskcontrol
-from sklearn_riskcontrol import bandits
+from sklearn_riskcontrol import autoeval, bandits, online, selective
 from sklearn_riskcontrol.autoeval import RAutoEvalPlus, RiskControlledModelSelector
 from sklearn_riskcontrol.bandits import (
     PULSE,
     UCBE,
     UCBELRF,
     BestModelSelector,
-    CallableOracle,
     LowRankScoreCompleter,
     NaivePooling,
     UniformSampling,
@@ -45,6 +43,7 @@ from sklearn_riskcontrol.bandits import (
     UniformLRF,
     make_score_matrix,
 )
+from sklearn_riskcontrol.evaluation import CallableOracle
 from sklearn_riskcontrol.online import STRATEGIES, SemiBanditPredictionSet
 from sklearn_riskcontrol.selective import (
     ConcentrationMDR,
@@ -296,7 +295,7 @@ FACTORIES = {
 
 def test_registry_covers_every_public_estimator():
     public = set()
-    for module in (sklearn_riskcontrol, bandits):
+    for module in (selective, autoeval, online, bandits):
         for name in module.__all__:
             obj = getattr(module, name)
             if isinstance(obj, type) and (issubclass(obj, BaseEstimator) or

@@ -12,9 +12,10 @@ import pytest
 from _models import ZeroModel
 from sklearn.exceptions import NotFittedError
 
-from sklearn_riskcontrol import SCoREMDR, SCoRESDR, plotting
+from sklearn_riskcontrol.selective import SCoREMDR, SCoRESDR
+from sklearn_riskcontrol import plotting
 from sklearn_riskcontrol.bandits import UCBE, UniformSampling, make_score_matrix
-from sklearn_riskcontrol.evalues import rautoeval_test
+from sklearn_riskcontrol.autoeval import rautoeval_test
 from sklearn_riskcontrol.plotting import (
     plot_accuracy_vs_budget,
     plot_deployment_vs_alpha,

@@ -8,7 +8,7 @@ import pytest
 from scipy.stats import norm
 
 from sklearn_riskcontrol.online import simulate_thresholds
-from sklearn_riskcontrol.online.metrics import (
+from sklearn_riskcontrol.online import (
     average_set_size,
     coverage_rate,
     cumulative_regret,

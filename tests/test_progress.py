@@ -10,9 +10,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.tree import DecisionTreeClassifier
 
 from sklearn_riskcontrol._progress import Progress, progress
-from sklearn_riskcontrol.autoeval import RAutoEvalPlus, RiskControlledModelSelector
+from sklearn_riskcontrol.autoeval import RAutoEvalPlus, RiskControlledModelSelector, rautoeval_select
 from sklearn_riskcontrol.bandits import PULSE, UCBE, make_score_matrix
-from sklearn_riskcontrol.autoeval._arrays import rautoeval_select
 
 
 def _lines(text, prefix):

@@ -25,7 +25,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sklearn_riskcontrol.evalues import ebh, mdr_decisions, mdr_evalues, sdr_evalues
+from sklearn_riskcontrol.evalues.testing import ebh
+from sklearn_riskcontrol.selective import mdr_decisions, mdr_evalues, sdr_evalues
 from sklearn_riskcontrol.evalues.betting import (
     WSR,
     FixedBet,

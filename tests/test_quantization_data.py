@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sklearn_riskcontrol._validation import RiskControlWarning
-from sklearn_riskcontrol.evalues import rautoeval_select, rautoeval_test
+from sklearn_riskcontrol import RiskControlWarning
+from sklearn_riskcontrol.autoeval import rautoeval_select, rautoeval_test
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "quantization_triviaqa"
 if not (DATA / "triviaqa_losses.npz").exists():

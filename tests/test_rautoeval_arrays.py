@@ -5,9 +5,9 @@ import warnings
 import numpy as np
 import pytest
 
-from sklearn_riskcontrol._validation import RiskControlWarning
+from sklearn_riskcontrol import RiskControlWarning
 from sklearn_riskcontrol.autoeval import _arrays as A
-from sklearn_riskcontrol.autoeval._arrays import (
+from sklearn_riskcontrol.autoeval import (
     effective_observations,
     rautoeval_confidence_interval,
     rautoeval_select,

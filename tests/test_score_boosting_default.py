@@ -23,9 +23,9 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
 
-from sklearn_riskcontrol import SCoRESDR
+from sklearn_riskcontrol.selective import SCoRESDR, sdr_evalues
 from sklearn_riskcontrol.cli import _build_parser
-from sklearn_riskcontrol.evalues import boost_evalues, ebh, sdr_evalues
+from sklearn_riskcontrol.evalues.testing import boost_evalues, ebh
 
 ROOT = Path(__file__).resolve().parents[1]
 Z = 3.0

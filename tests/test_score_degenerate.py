@@ -17,15 +17,14 @@ from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
-from sklearn_riskcontrol import (
+from sklearn_riskcontrol.selective import (
     ConcentrationMDR,
-    RAutoEvalPlus,
-    RiskControlWarning,
     SCoREMDR,
     SCoRESDR,
 )
-from sklearn_riskcontrol.risks import make_risk
-from sklearn_riskcontrol.risks import SATURATION_WARN_SHARE
+from sklearn_riskcontrol.autoeval import RAutoEvalPlus
+from sklearn_riskcontrol import RiskControlWarning
+from sklearn_riskcontrol.risks import make_risk, SATURATION_WARN_SHARE
 
 
 @pytest.fixture(scope="module")

@@ -42,8 +42,9 @@ import functools
 import numpy as np
 import pytest
 
-from sklearn_riskcontrol.datasets.simulators import ScoreSetting, make_score_setting
-from sklearn_riskcontrol.evalues import boost_evalues, ebh, mdr_decisions, sdr_evalues
+from sklearn_riskcontrol.datasets import ScoreSetting, make_score_setting
+from sklearn_riskcontrol.evalues.testing import boost_evalues, ebh
+from sklearn_riskcontrol.selective import mdr_decisions, sdr_evalues
 
 N_CAL, N_TEST = 1000, 100
 ALPHAS = (0.05, 0.1, 0.2, 0.3)

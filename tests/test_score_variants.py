@@ -22,13 +22,15 @@ from _score_reference import (
     mdr_label_evalues_exact,
     sdr_evalues_exact,
 )
-from sklearn_riskcontrol import SCoREMDR, SCoRESDR
-from sklearn_riskcontrol._validation import RiskControlWarning
+from sklearn_riskcontrol.selective import SCoREMDR, SCoRESDR
+from sklearn_riskcontrol import RiskControlWarning
 from sklearn_riskcontrol.risks import make_risk
-from sklearn_riskcontrol.evalues import (
+from sklearn_riskcontrol.evalues.testing import (
     bh,
     boost_evalues,
     ebh,
+)
+from sklearn_riskcontrol.selective import (
     mdr_decisions,
     mdr_evalues,
     mdr_label_decisions,

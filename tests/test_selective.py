@@ -17,17 +17,17 @@ from sklearn.naive_bayes import GaussianNB
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from sklearn_riskcontrol import (
+from sklearn_riskcontrol.selective import (
     ConcentrationMDR,
     ConcentrationSDR,
     RewardAwareScore,
-    RiskControlWarning,
     SCoREMDR,
     SCoRESDR,
     pipeline_decide,
 )
-from sklearn_riskcontrol.evalues import boost_evalues, ebh, mdr_decisions, mdr_evalues, sdr_evalues
-from sklearn_riskcontrol.metrics import DEPLOYMENT_SCORERS, realized_mdr
+from sklearn_riskcontrol import RiskControlWarning
+from sklearn_riskcontrol.evalues.testing import boost_evalues, ebh
+from sklearn_riskcontrol.selective import mdr_decisions, mdr_evalues, sdr_evalues, DEPLOYMENT_SCORERS, realized_mdr
 from sklearn_riskcontrol.risks import make_risk
 
 SQUARED = make_risk("squared", scale=1.0)  # the regression fixture's errors are of order 1

@@ -14,10 +14,15 @@ from sklearn.model_selection import GridSearchCV, KFold, train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from sklearn_riskcontrol import ConcentrationMDR, ConcentrationSDR, SCoREMDR, SCoRESDR
-from sklearn_riskcontrol.metrics import make_selective_scorer
+from sklearn_riskcontrol.selective import (
+    ConcentrationMDR,
+    ConcentrationSDR,
+    SCoREMDR,
+    SCoRESDR,
+    make_selective_scorer,
+    pipeline_decide,
+)
 from sklearn_riskcontrol.risks import make_risk
-from sklearn_riskcontrol.selective import pipeline_decide
 
 ESTIMATORS = [SCoREMDR, SCoRESDR, ConcentrationMDR, ConcentrationSDR]
 COSTS = dict(gain=1.0, error_cost=3.0, abstain_cost=0.25)

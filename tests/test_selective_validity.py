@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
 
-from sklearn_riskcontrol import RiskControlWarning, SCoREMDR, SCoRESDR
+from sklearn_riskcontrol import RiskControlWarning
+from sklearn_riskcontrol.selective import SCoREMDR, SCoRESDR, realized_mdr, realized_sdr
 from sklearn_riskcontrol.datasets import make_score_setting
-from sklearn_riskcontrol.metrics import realized_mdr, realized_sdr
 
 
 class _SettingRisk:

@@ -18,11 +18,14 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 from sklearn.tree import DecisionTreeClassifier
 
-from sklearn_riskcontrol import LabelingSession, RiskControlWarning
+from sklearn_riskcontrol.autoeval import LabelingSession
+from sklearn_riskcontrol import RiskControlWarning
 from sklearn_riskcontrol.bandits import (
     PULSE,
     UCBE,
     BestModelSelector,
+)
+from sklearn_riskcontrol.evaluation import (
     CallableOracle,
     CostBudgetReached,
     EvaluationError,
@@ -30,12 +33,12 @@ from sklearn_riskcontrol.bandits import (
     MatrixOracle,
     SQLiteStore,
 )
-from sklearn_riskcontrol.bandits.store import (
+from sklearn_riskcontrol.evaluation._store import (
     ConfigMismatchError,
-    EvaluationRecord,
     RateLimiter,
     as_store,
 )
+from sklearn_riskcontrol.evaluation import EvaluationRecord
 
 
 def _matrix(m=6, n=80, seed=0):

@@ -54,7 +54,7 @@ def summary(est):
 
 
 def main(store, log, out):
-    from sklearn_riskcontrol.bandits import CallableOracle
+    from sklearn_riskcontrol.evaluation import CallableOracle
     S = make_scores()
     lock = threading.Lock()
     flaky = np.random.default_rng()            # unseeded: failures differ in every process
@@ -109,7 +109,7 @@ def _store_cells(store):
 def _kill_and_resume(tmp_path, n_kills, seed):
     script, ns = _namespace(tmp_path)
     S = ns["make_scores"]()
-    from sklearn_riskcontrol.bandits import MatrixOracle
+    from sklearn_riskcontrol.evaluation import MatrixOracle
 
     # the uninterrupted run: no store, no concurrency, no failures
     ref_oracle = MatrixOracle(S)

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
 
-from sklearn_riskcontrol import RiskControlWarning, SCoREMDR, SCoRESDR
-from sklearn_riskcontrol.bandits import UCBE, MatrixOracle, UniformSampling, make_score_matrix
-from sklearn_riskcontrol.bandits.simulate import accuracy_curve
-from sklearn_riskcontrol.metrics import deployment_rate, realized_mdr, realized_sdr
+from sklearn_riskcontrol import RiskControlWarning
+from sklearn_riskcontrol.selective import SCoREMDR, SCoRESDR, deployment_rate, realized_mdr, realized_sdr
+from sklearn_riskcontrol.bandits import UCBE, UniformSampling, make_score_matrix, accuracy_curve
+from sklearn_riskcontrol.evaluation import MatrixOracle
 from sklearn_riskcontrol.studies import bandit_accuracy_study, monte_carlo, validity_study
 
 

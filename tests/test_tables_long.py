@@ -1,4 +1,4 @@
-"""Long evaluation tables and LLM-harness sample files (sklearn_riskcontrol.tables).
+"""Long evaluation tables and LLM-harness sample files (sklearn_riskcontrol.evaluation).
 
 Round trips wide <-> long in every format, agreement of the vectorised pivot with a plain
 dict-based pivot, the error messages (file, column, 1-based row), the oracle built from a long
@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sklearn_riskcontrol.bandits import PULSE, UCBE, MatrixOracle, as_oracle
+from sklearn_riskcontrol.bandits import PULSE, UCBE
+from sklearn_riskcontrol.evaluation import MatrixOracle, as_oracle, LongTable, read_harness_samples, read_long_table
 from sklearn_riskcontrol.cli import main
-from sklearn_riskcontrol.tables import LongTable, read_harness_samples, read_long_table
 
 
 def _wide(rng, n_models=4, n_examples=9, p_missing=0.2):

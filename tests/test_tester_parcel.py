@@ -18,12 +18,10 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LinearRegression, Ridge
 from sklearn.tree import DecisionTreeClassifier
 
-from sklearn_riskcontrol import RAutoEvalPlus, RiskControlledModelSelector, RiskControlWarning
-from sklearn_riskcontrol import _dask, _parallel
+from sklearn_riskcontrol.autoeval import RAutoEvalPlus, RiskControlledModelSelector, _parcel, rautoeval_test
+from sklearn_riskcontrol import RiskControlWarning, _dask, _parallel
 from sklearn_riskcontrol._bytes import same_bytes
-from sklearn_riskcontrol.autoeval import _parcel
 from sklearn_riskcontrol.risks import make_risk
-from sklearn_riskcontrol.evalues import rautoeval_test
 
 
 def _classification(n=2400, n_labeled=300):

@@ -8,8 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from _score_reference import bh_bruteforce, ebh_bruteforce
-from sklearn_riskcontrol.evalues import bh, bonferroni, boost_evalues, ebh, fixed_sequence
-from sklearn_riskcontrol.evalues.testing import TIE_RTOL, at_most
+from sklearn_riskcontrol.evalues.testing import bh, bonferroni, boost_evalues, ebh, fixed_sequence, TIE_RTOL, at_most
 
 DECIMAL_ALPHAS = [Fraction(k, 100) for k in (1, 5, 10, 15, 20, 25, 30, 50, 70, 95)]
 SETTINGS = settings(max_examples=80, deadline=None)

@@ -9,7 +9,7 @@ monotone test's ``max_i log E_i - log(1/delta)`` computed by direct ``_run`` cal
 import numpy as np
 import pytest
 
-from sklearn_riskcontrol.evalues import rautoeval_confidence_interval
+from sklearn_riskcontrol.autoeval import rautoeval_confidence_interval
 from sklearn_riskcontrol.autoeval._arrays import (
     _CountMixture,
     _FastPathError,

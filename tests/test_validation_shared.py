@@ -8,9 +8,9 @@ import pytest
 from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 
-from sklearn_riskcontrol import ConcentrationSDR
+from sklearn_riskcontrol.selective import ConcentrationSDR
+from sklearn_riskcontrol import RiskControlWarning
 from sklearn_riskcontrol._validation import (
-    RiskControlWarning,
     check_labels,
     check_level,
     check_random_state,

@@ -7,7 +7,7 @@ Prediction-Powered AutoEval with Reliability and Efficiency Guarantees*):
   model or callable that labels ``X``). ``fit(X, y)`` takes labeled and unlabeled rows together
   (scikit-learn's semi-supervised convention: ``y == -1`` for classes, NaN for regression), turns
   them into losses and tests ``H0: risk > alpha`` at level ``delta`` with
-  :func:`~sklearn_riskcontrol.evalues.rautoeval_test`. ``decide()`` says whether the risk is
+  :func:`~sklearn_riskcontrol.autoeval.rautoeval_test`. ``decide()`` says whether the risk is
   certified to be at most ``alpha``.
 * :class:`RiskControlledModelSelector` runs one such test per candidate model and selects the
   cheapest certified one, with fixed-sequence testing or Bonferroni (family-wise error at most
@@ -17,19 +17,38 @@ The guarantee holds whatever the quality of the auto-evaluator, as long as the l
 separately, the unlabeled rows) are exchangeable draws from the deployment distribution. The
 wrapped models are never refitted.
 
-Layout: :mod:`._arrays` is the array layer (the tests, confidence intervals and selection of the
-paper on loss arrays; re-exported by :mod:`sklearn_riskcontrol.evalues`), :mod:`._estimators`
-the estimators above, :mod:`._sessions` the label-until-certified sessions
-(:class:`LabelingSession`, :class:`SelectionSession`; also at :mod:`sklearn_riskcontrol.labeling`),
-and :mod:`._parcel` how the selector's parallel workers send fitted testers back.
+Layout: :mod:`._arrays` is the array layer (:func:`rautoeval_test`,
+:func:`rautoeval_confidence_interval`, :func:`rautoeval_select`: the tests, confidence intervals
+and selection of the paper on loss arrays), :mod:`._estimators` the estimators above,
+:mod:`._sessions` the label-until-certified sessions (:class:`LabelingSession`,
+:class:`SelectionSession`), and :mod:`._parcel` how the selector's parallel workers send fitted
+testers back.
 """
 
+from ._arrays import (
+    ModelSelectionResult,
+    RAutoEvalResult,
+    RiskConfidenceInterval,
+    effective_observations,
+    rautoeval_confidence_interval,
+    rautoeval_select,
+    rautoeval_test,
+)
 from ._estimators import RAutoEvalPlus, RiskControlledModelSelector
-from ._sessions import LabelingSession, SelectionSession
+from ._sessions import LabelingSession, LabelingStatus, SelectionSession, SelectionStatus
 
 __all__ = [
     "RAutoEvalPlus",
     "RiskControlledModelSelector",
     "LabelingSession",
     "SelectionSession",
+    "LabelingStatus",
+    "SelectionStatus",
+    "rautoeval_test",
+    "RAutoEvalResult",
+    "rautoeval_confidence_interval",
+    "RiskConfidenceInterval",
+    "rautoeval_select",
+    "ModelSelectionResult",
+    "effective_observations",
 ]

@@ -149,7 +149,7 @@ def effective_observations(
 
     Examples
     --------
-    >>> from sklearn_riskcontrol.evalues.autoeval import effective_observations
+    >>> from sklearn_riskcontrol.autoeval import effective_observations
     >>> effective_observations([1, 0], [1, 0], [0, 1, 1, 1], rho=[0, 0.5, 1])
     array([[1.  , 0.  ],
            [0.75, 0.5 ],
@@ -397,7 +397,7 @@ def rautoeval_test(
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_riskcontrol.evalues.autoeval import rautoeval_test
+    >>> from sklearn_riskcontrol.autoeval import rautoeval_test
     >>> rng = np.random.default_rng(0)
     >>> n, r = 200, 10
     >>> h = rng.binomial(1, 0.05, n).astype(float)          # true losses, risk 0.05
@@ -1033,7 +1033,7 @@ def rautoeval_confidence_interval(
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_riskcontrol.evalues.autoeval import rautoeval_confidence_interval
+    >>> from sklearn_riskcontrol.autoeval import rautoeval_confidence_interval
     >>> rng = np.random.default_rng(0)
     >>> h = rng.binomial(1, 0.2, 400).astype(float)      # labeled losses only: R-Eval
     >>> ci = rautoeval_confidence_interval(h, delta=0.1, method="eval")
@@ -1239,7 +1239,7 @@ def rautoeval_select(
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_riskcontrol.evalues.autoeval import rautoeval_select
+    >>> from sklearn_riskcontrol.autoeval import rautoeval_select
     >>> rng = np.random.default_rng(0)
     >>> risks = np.array([0.02, 0.04, 0.08, 0.3])          # bigger to smaller models
     >>> h = rng.binomial(1, risks[:, None], (4, 300)).astype(float)

@@ -91,7 +91,7 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
     unlabeled rows each). It adapts its reliance on the auto-evaluator to the evidence: with a
     good judge it needs far fewer labels than R-Eval (labels only); with a useless judge it
     falls back to R-Eval instead of losing power like R-AutoEval (``rho = 1``). See
-    :func:`~sklearn_riskcontrol.evalues.rautoeval_test` for the array-level test.
+    :func:`~sklearn_riskcontrol.autoeval.rautoeval_test` for the array-level test.
 
     Parameters
     ----------
@@ -115,8 +115,8 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
         R-AutoEval+ (mixture over ``rho``), R-AutoEval (``rho = 1``) or R-Eval (labels only).
     betting : {"up", "wsr"} or strategy object, default="up"
         ``"up"``: universal portfolio with the continuous arcsine prior (adaptive integration,
-        ``O(n)``; about 0.5 s at ``10**5`` labels); ``"wsr"``: Waudby-Smith & Ramdas bets; or a :class:`~sklearn_riskcontrol.evalues.UniversalPortfolio` /
-        :class:`~sklearn_riskcontrol.evalues.WSR` / :class:`~sklearn_riskcontrol.evalues.FixedBet`
+        ``O(n)``; about 0.5 s at ``10**5`` labels); ``"wsr"``: Waudby-Smith & Ramdas bets; or a :class:`~sklearn_riskcontrol.evalues.betting.UniversalPortfolio` /
+        :class:`~sklearn_riskcontrol.evalues.betting.WSR` / :class:`~sklearn_riskcontrol.evalues.betting.FixedBet`
         instance (e.g. ``UniversalPortfolio(prior="reference")`` for the paper's grid).
     n_rho : int, default=10
         Reliance factors ``linspace(0, 1, n_rho)`` of R-AutoEval+.
@@ -171,7 +171,7 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
     See Also
     --------
     RiskControlledModelSelector : one test per candidate, family-wise error control.
-    sklearn_riskcontrol.evalues.rautoeval_test : the same test on loss arrays.
+    sklearn_riskcontrol.autoeval.rautoeval_test : the same test on loss arrays.
 
     Notes
     -----
@@ -590,7 +590,7 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
     ) -> RiskConfidenceInterval:
         """Confidence bounds on the risk from the same losses (test inversion).
 
-        Calls :func:`~sklearn_riskcontrol.evalues.rautoeval_confidence_interval` with the fitted
+        Calls :func:`~sklearn_riskcontrol.autoeval.rautoeval_confidence_interval` with the fitted
         method and reliance factors.
 
         Parameters
@@ -601,7 +601,7 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
         betting : {"wsr", "up"} or strategy object, default="wsr"
             Bets of the inverted tests (``"up"`` and strategy objects with
             ``construction="paper"`` only; costs as in
-            :func:`~sklearn_riskcontrol.evalues.rautoeval_confidence_interval`).
+            :func:`~sklearn_riskcontrol.autoeval.rautoeval_confidence_interval`).
         tol : float, default=1e-6
             Tolerance of each bound (conservative side).
         construction : {"plugin", "paper"}, default="plugin"
@@ -833,7 +833,7 @@ class RiskControlledModelSelector(MetaEstimatorMixin, BaseEstimator):
 
     See Also
     --------
-    sklearn_riskcontrol.evalues.rautoeval_select : the same selection on loss tables (fast path
+    sklearn_riskcontrol.autoeval.rautoeval_select : the same selection on loss tables (fast path
         for precomputed LLM losses).
 
     Examples

@@ -3,15 +3,15 @@
 R-AutoEval+'s e-process is anytime valid, so the labels need not be fixed in advance: label a
 batch, look at the e-process, and stop as soon as it crosses ``1 / delta``. A
 :class:`LabelingSession` does this for one model and a :class:`SelectionSession` for
-:func:`~sklearn_riskcontrol.evalues.rautoeval_select`'s fixed-sequence / Bonferroni selection.
+:func:`~sklearn_riskcontrol.autoeval.rautoeval_select`'s fixed-sequence / Bonferroni selection.
 
 Why a session object, not ``RAutoEvalPlus.partial_fit``
-    :class:`~sklearn_riskcontrol.RAutoEvalPlus` computes the losses from a wrapped model, the
+    :class:`~sklearn_riskcontrol.autoeval.RAutoEvalPlus` computes the losses from a wrapped model, the
     judge and ``(X, y)``, and ``fit`` derives its blocks of unlabeled rows from the final ``n``.
     An online run needs state that an estimator's ``partial_fit`` cannot express cleanly: a
     label budget fixed *before* the first label (it fixes the blocks and the WSR bet), a durable
     store keyed by example id, and a per-batch verdict. The session lives in the array layer
-    (losses in, verdicts out), like :func:`~sklearn_riskcontrol.evalues.rautoeval_test`, so it
+    (losses in, verdicts out), like :func:`~sklearn_riskcontrol.autoeval.rautoeval_test`, so it
     serves an LLM pipeline that computes losses itself as well as a scikit-learn model.
 
 Online construction (fixed blocks)
@@ -20,7 +20,7 @@ Online construction (fixed blocks)
     ``N``) are given when the session is created. The block size ``r = floor(N / n_max)`` is
     fixed then, and labeled round ``i`` (``i = 1, 2, ...``) uses its own fresh block ``i`` of
     ``u`` (entries ``(i-1) r .. i r - 1``): ``q_i(rho) = h_i + rho (ubar_i - g_i)``. After ``n``
-    labels this is exactly :func:`~sklearn_riskcontrol.evalues.rautoeval_test` on
+    labels this is exactly :func:`~sklearn_riskcontrol.autoeval.rautoeval_test` on
     ``(h[:n], g[:n], u[:n r])`` (the batch construction with ``floor(n r / n) = r``); after
     ``n_max`` labels it is the batch test on ``(h, g, u)`` itself. The WSR bet uses
     ``n_total = n_max``.
@@ -60,7 +60,7 @@ from numpy.typing import ArrayLike
 from scipy import special
 
 from .._validation import as_float_array, check_level, check_number, check_risks, warn
-from ..bandits.store import EvaluationRecord, EvaluationStore, as_store
+from ..evaluation._store import EvaluationRecord, EvaluationStore, as_store
 from ._arrays import (
     _METHOD_NAMES,
     _METHODS,
@@ -718,7 +718,7 @@ class LabelingSession(_Session):
     size; after each batch it says whether the model is certified, whether certification has
     become impossible within the label budget, and, once the labels so far allow it, a rough
     range of the labels still needed. Stopping at the first certification keeps the type-I
-    error at most ``delta`` (anytime validity; see :mod:`sklearn_riskcontrol.labeling` for the
+    error at most ``delta`` (anytime validity; see :mod:`sklearn_riskcontrol.autoeval` for the
     construction and the proof). With ``store=`` every label is committed to a file before it
     is used, keyed by example id, and a new process that opens the same store continues the
     same session.
@@ -738,16 +738,16 @@ class LabelingSession(_Session):
         ``None``: ``N`` (``r = 1``) with unlabeled data; unlimited for R-Eval with
         ``betting="up"``. Needed for the ``impossible`` verdict.
     method : {"plus", "autoeval", "eval"}, default="plus"
-        As in :func:`~sklearn_riskcontrol.evalues.rautoeval_test`.
+        As in :func:`~sklearn_riskcontrol.autoeval.rautoeval_test`.
     betting : {"up", "wsr"} or strategy object, default="up"
-        As in :func:`~sklearn_riskcontrol.evalues.rautoeval_test` (``"wsr"`` needs
+        As in :func:`~sklearn_riskcontrol.autoeval.rautoeval_test` (``"wsr"`` needs
         ``max_labels``).
     n_rho, rho_grid, rho_prior
         Reliance factors of R-AutoEval+, as in
-        :func:`~sklearn_riskcontrol.evalues.rautoeval_test`.
+        :func:`~sklearn_riskcontrol.autoeval.rautoeval_test`.
     store : str, path-like or EvaluationStore, default=None
         Where labels are recorded (a path opens a
-        :class:`~sklearn_riskcontrol.bandits.SQLiteStore`). The store keeps the session's
+        :class:`~sklearn_riskcontrol.evaluation.SQLiteStore`). The store keeps the session's
         configuration (``alpha``, ``delta``, method, bets, budget, a digest of the pool);
         opening it with another configuration raises ``ValueError``. With a store every
         batch must carry ``example_ids``: a batch re-sent after a crash is then skipped (ids
@@ -767,7 +767,7 @@ class LabelingSession(_Session):
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_riskcontrol import LabelingSession
+    >>> from sklearn_riskcontrol.autoeval import LabelingSession
     >>> rng = np.random.default_rng(0)
     >>> def draw(n):                             # true losses (risk 0.05), judge right 95%
     ...     h = rng.binomial(1, 0.05, n).astype(float)
@@ -782,7 +782,7 @@ class LabelingSession(_Session):
 
     The e-process is the batch test's on the same labels:
 
-    >>> from sklearn_riskcontrol.evalues import rautoeval_test
+    >>> from sklearn_riskcontrol.autoeval import rautoeval_test
     >>> h, g = session.labels()
     >>> res = rautoeval_test(h, g, pool[: h.size * session.block_size], alpha=0.15, delta=0.1)
     >>> bool(np.array_equal(res.log_eprocess, session.result().log_eprocess))
@@ -848,7 +848,7 @@ class LabelingSession(_Session):
 
         Examples
         --------
-        >>> from sklearn_riskcontrol import LabelingSession
+        >>> from sklearn_riskcontrol.autoeval import LabelingSession
         >>> s = LabelingSession(None, alpha=0.3, delta=0.1, method="eval", max_labels=30)
         >>> s.add([0, 0, 0, 0, 0], example_ids=["a", "b", "c", "d", "e"]).decision
         'continue'
@@ -874,7 +874,7 @@ class LabelingSession(_Session):
         return t.h.copy(), (None if self._run_method == "eval" else t.g.copy())
 
     def result(self) -> RAutoEvalResult:
-        """The full :class:`~sklearn_riskcontrol.evalues.RAutoEvalResult` of the labels so far.
+        """The full :class:`~sklearn_riskcontrol.autoeval.RAutoEvalResult` of the labels so far.
 
         Raises ``ValueError`` before the first label.
         """
@@ -886,8 +886,8 @@ class LabelingSession(_Session):
 class SelectionSession(_Session):
     """Label in rounds for risk-controlled model selection; stop once it cannot change.
 
-    The online counterpart of :func:`~sklearn_riskcontrol.evalues.rautoeval_select` (and of
-    :class:`~sklearn_riskcontrol.RiskControlledModelSelector`): every labeled example gives
+    The online counterpart of :func:`~sklearn_riskcontrol.autoeval.rautoeval_select` (and of
+    :class:`~sklearn_riskcontrol.autoeval.RiskControlledModelSelector`): every labeled example gives
     one true loss and one judge loss per candidate, and each candidate runs the online
     e-process of :class:`LabelingSession` at level ``delta`` (fixed sequence) or ``delta / K``
     (Bonferroni). A candidate that is certified stays certified, and one that is impossible
@@ -907,7 +907,7 @@ class SelectionSession(_Session):
     alpha, delta : float in (0, 1)
         Tolerated risk and family-wise error.
     procedure : {"fst", "bonferroni"}, default="fst"
-        As in :func:`~sklearn_riskcontrol.evalues.rautoeval_select` (candidates in the order
+        As in :func:`~sklearn_riskcontrol.autoeval.rautoeval_select` (candidates in the order
         given for FST).
     cost : array-like of shape (K,), default=None
         Smallest certified cost wins (ties to the lowest index); ``None``: the last certified
@@ -925,7 +925,7 @@ class SelectionSession(_Session):
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_riskcontrol import SelectionSession
+    >>> from sklearn_riskcontrol.autoeval import SelectionSession
     >>> rng = np.random.default_rng(0)
     >>> risks = np.array([0.02, 0.05, 0.3])             # bigger to smaller models
     >>> def draw(n):
@@ -1029,7 +1029,7 @@ class SelectionSession(_Session):
 
         Examples
         --------
-        >>> from sklearn_riskcontrol import SelectionSession
+        >>> from sklearn_riskcontrol.autoeval import SelectionSession
         >>> s = SelectionSession(None, alpha=0.3, delta=0.1, method="eval", cost=[2, 1],
         ...                      max_labels=50)
         >>> s.add([[0, 0, 0], [0, 1, 1]], example_ids=[7, 8, 9]).certified.tolist()
@@ -1087,7 +1087,7 @@ class SelectionSession(_Session):
         )
 
     def result(self) -> ModelSelectionResult:
-        """:class:`~sklearn_riskcontrol.evalues.ModelSelectionResult` of the labels so far
+        """:class:`~sklearn_riskcontrol.autoeval.ModelSelectionResult` of the labels so far
         (every candidate tested; ``certified`` as in :attr:`status_`)."""
         if self.n_labels == 0:
             raise ValueError("No label has been added yet: call `add` first.")

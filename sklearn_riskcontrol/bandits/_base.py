@@ -36,10 +36,10 @@ from .._validation import (
     check_score_matrix,
     warn,
 )
-from .oracles import CostBudgetReached, MatrixOracle, as_oracle
+from ..evaluation import CostBudgetReached, MatrixOracle, as_oracle
 
 if TYPE_CHECKING:
-    from .oracles import ScoreOracle
+    from ..evaluation import ScoreOracle
     from typing_extensions import Self  # typing.Self: Python >= 3.11
 
 

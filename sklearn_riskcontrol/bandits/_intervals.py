@@ -44,11 +44,15 @@ order, whatever the adaptive choice of model), and the bets, predictions and ``l
 before each draw.
 """
 
+from __future__ import annotations
+
 from numbers import Real
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import Interval
 
+from .._typing import BoolArray
 from .._validation import as_float_array, check_level, check_number, warn
 
 __all__ = ["wor_betting_interval"]
@@ -316,17 +320,33 @@ def draws_of(st, scores, rows, log=None, plain=True):
 VACUOUS_SHARE = 0.99
 
 
-def vacuous_intervals(ci, low=0.0, high=1.0):
-    """Which intervals span (nearly) the whole score range ``[low, high]``: at least
-    ``VACUOUS_SHARE`` (99%) of it, so they say next to nothing.
+def vacuous_intervals(ci: ArrayLike, low: float = 0.0, high: float = 1.0) -> BoolArray:
+    """Which confidence intervals span (nearly) the whole score range and so say next to nothing.
+
+    An interval is vacuous when it covers at least 99% of ``[low, high]``: e.g. a model's
+    interval after two of 1,297 draws is ``[0.0008, 0.9992]``, valid bookkeeping but no
+    information. The command line and the demo flag such intervals instead of printing them
+    as if they were estimates.
+
+    Parameters
+    ----------
+    ci : array-like of shape (n_models, 2)
+        Lower and upper ends, e.g. ``PULSE(...).fit(S).confidence_intervals(0.05)``.
+    low, high : float, default=0.0, 1.0
+        The range of the scores.
+
+    Returns
+    -------
+    ndarray of bool, shape (n_models,)
 
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_riskcontrol.bandits._pulse import vacuous_intervals
+    >>> from sklearn_riskcontrol.bandits import vacuous_intervals
     >>> vacuous_intervals(np.array([[0.0, 1.0], [0.2, 1.0], [0.0008, 0.9992]]))
     array([ True, False,  True])
     """
+    ci = np.asarray(ci, dtype=float)
     return ci[:, 1] - ci[:, 0] >= VACUOUS_SHARE * (high - low)
 
 

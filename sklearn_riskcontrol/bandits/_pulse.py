@@ -38,7 +38,7 @@ from ._intervals import (
     warn_vacuous,
 )
 from .._validation import as_float_array, check_binary, check_level, warn
-from .oracles import MatrixOracle
+from ..evaluation import MatrixOracle
 from .lowrank import (
     LowRankFactorization,
     _Cells,

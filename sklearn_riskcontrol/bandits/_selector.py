@@ -19,8 +19,8 @@ from sklearn.utils.validation import _num_samples, check_array, check_is_fitted,
 from .._validation import RANDOM_STATE, check_labels, check_random_state
 from .._wrapping import copy_feature_info, fit_clone, is_fitted
 from ._pulse import PULSE
-from .oracles import EstimatorOracle
-from .store import EvaluationStore
+from ..evaluation import EstimatorOracle
+from ..evaluation import EvaluationStore
 from .._typing import Estimator, FloatArray, RandomStateLike
 
 if TYPE_CHECKING:
@@ -96,7 +96,7 @@ class BestModelSelector(MetaEstimatorMixin, BaseEstimator):
         Seeds the split and the default strategy.
     store : str, path-like, EvaluationStore or None, default=None
         Durable store of every evaluation bought (a path opens a
-        :class:`~sklearn_riskcontrol.bandits.SQLiteStore`): a ``fit`` in a new process with
+        :class:`~sklearn_riskcontrol.evaluation.SQLiteStore`): a ``fit`` in a new process with
         the same store, candidates, pool and an integer ``random_state`` replays the stopped
         run, reads the stored scores back instead of recomputing them, and ends with the same
         selection. See :doc:`/running_evaluations`.

@@ -1,10 +1,10 @@
 """The command line's input and output: every table a subcommand reads or writes goes through here.
 
 Reading
-    Wide CSV tables are read by :func:`sklearn_riskcontrol._tables.read_table` (cells kept as
+    Wide CSV tables are read by :func:`sklearn_riskcontrol.evaluation._csv.read_table` (cells kept as
     text; every error names the file, the column and the 1-based row with its line of the file);
     long tables (one row per model/candidate and example: CSV, JSON Lines or Parquet) by the
-    readers of :mod:`sklearn_riskcontrol.tables`. On top of them this module holds what the
+    readers of :mod:`sklearn_riskcontrol.evaluation`. On top of them this module holds what the
     subcommands need:
 
     * :func:`read_table`, :func:`losses`: one CSV table, and its losses in [0, 1];
@@ -30,8 +30,8 @@ import warnings
 
 import numpy as np
 
-from .._tables import all_numbers, check_unique, read_table
-from ..tables import _FORMATS, _long, _open_source
+from ..evaluation._csv import all_numbers, check_unique, read_table
+from ..evaluation._tables import _FORMATS, _long, _open_source
 
 __all__ = [
     "SCORE_LOW", "SCORE_HIGH", "read_table", "losses", "write_csv", "one_line_warnings",
@@ -153,7 +153,7 @@ def long_losses(args, path, column, names=None, examples=None, judge=None):
     candidate names, the example ids and the judge losses of the *unlabeled* examples of the
     file (None when there are none): with ``judge``, an example whose ``column`` is empty for
     every candidate (and whose ``judge`` is not) is unlabeled, as in
-    :func:`~sklearn_riskcontrol.tables.read_long_table`.
+    :func:`~sklearn_riskcontrol.evaluation.read_long_table`.
     """
     src = _open_source(path, None)
     if judge is not None and judge not in src.columns:

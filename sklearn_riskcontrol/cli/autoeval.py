@@ -21,7 +21,7 @@ select
 
     Or long tables (``--long``, detected for ``.jsonl``/``.parquet`` files and for CSV headers
     with the model, example and loss columns), one row per (candidate, example), read by
-    :func:`sklearn_riskcontrol.tables.read_long_table`: ``--labeled`` holds ``--loss-column``
+    :func:`sklearn_riskcontrol.evaluation.read_long_table`: ``--labeled`` holds ``--loss-column``
     (and, optionally, ``--judge-column``, which then replaces ``--judge-labeled``);
     ``--judge-labeled`` and ``--unlabeled`` hold ``--judge-column``. Candidates are tested in
     the order of their first row in ``--labeled``; rows of the other files are matched by
@@ -255,7 +255,7 @@ def _certify_losses(args):
 def _run_certify(args, rng):
     import pandas as pd
 
-    from ..evalues import rautoeval_confidence_interval, rautoeval_test
+    from ..autoeval import rautoeval_confidence_interval, rautoeval_test
 
     rows, summaries = [], []
     per_model = _certify_losses(args)
@@ -328,7 +328,7 @@ def _certify_guarantee(args, n_models):
 def _run_select(args, rng):
     import pandas as pd
 
-    from ..evalues import rautoeval_select
+    from ..autoeval import rautoeval_select
 
     G = U = None
     if is_long(args, args.labeled, args.loss_column):

@@ -3,7 +3,7 @@
 The table holds one row per model and one column per example (scores in [0, 1], e.g. 1 =
 correct; an empty cell = that model was not run on that example), or is a long table with one
 row per (model, example) pair (CSV, JSON Lines or Parquet; a missing row = not available),
-read by :func:`sklearn_riskcontrol.tables.read_long_table`. The chosen strategy reveals
+read by :func:`sklearn_riskcontrol.evaluation.read_long_table`. The chosen strategy reveals
 only the cells it pays for, up to ``--budget`` of them, and reports the model it identifies as
 best, with the simultaneous confidence intervals of PULSE and UCB-E (vacuous ones flagged).
 Models scored on different examples are compared as they are, with a warning, or on the
@@ -223,7 +223,7 @@ def _strategy(args, fractional):
 
 
 def _write_summary(est, names, args, available, delta, ci, long, n_examples):
-    from ..bandits._pulse import vacuous_intervals
+    from ..bandits import vacuous_intervals
 
     best, path = int(est.best_index_), args.scores
     used, total = int(est.n_evaluations_), int(available.sum())
@@ -332,10 +332,10 @@ def run(args):
     import pandas as pd
 
     from .._validation import RiskControlWarning, check_level, warn
-    from ..bandits import MatrixOracle
-    from ..bandits._pulse import vacuous_intervals
-    from ..bandits.oracles import different_example_sets
-    from ..bandits.store import ConfigMismatchError
+    from ..evaluation import MatrixOracle
+    from ..bandits import vacuous_intervals
+    from ..evaluation._oracles import different_example_sets
+    from ..evaluation._store import ConfigMismatchError
 
     with_intervals = _with_intervals()
     if args.delta is not None and args.strategy not in with_intervals:

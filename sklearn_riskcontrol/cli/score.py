@@ -49,7 +49,8 @@ def add_parser(subparsers):
 def run(args):
     """Run ``score`` on parsed arguments (bad input raises ``ValueError``/``OSError``)."""
     from .._validation import check_level
-    from ..evalues import boost_evalues, ebh, mdr_decisions, mdr_evalues, sdr_evalues
+    from ..evalues.testing import boost_evalues, ebh
+    from ..selective import mdr_decisions, mdr_evalues, sdr_evalues
 
     check_level(args.alpha, "alpha")
     cal = read_table(args.calibration, rows="calibration point")

@@ -10,7 +10,7 @@ import sys
 
 import numpy as np
 
-from ..online._learners import ANYTIME_DEFAULT_DELTA, STRATEGIES
+from ..online import STRATEGIES
 from ._io import read_table, write_csv
 
 __all__ = ["add_parser", "run"]
@@ -141,10 +141,8 @@ def run(args):
             )
     write_csv(out, args.output)
     if args.strategy == "sps":
-        if args.delta is not None:
-            delta = args.delta
-        else:
-            delta = ANYTIME_DEFAULT_DELTA if args.horizon is None else 2.0 / args.horizon
+        delta = make_learner("sps", args.alpha, horizon=args.horizon,
+                             delta=args.delta).failure_probability
         lines.append(
             f"guarantee (i.i.d. rounds): with probability >= {max(0.0, 1 - delta):.6g}, at "
             f"every round the published set has coverage >= {1 - args.alpha:g} (probability "

@@ -10,8 +10,8 @@ import warnings
 
 from .._validation import RiskControlWarning
 from ..bandits import PULSE, UCBE, make_score_matrix
-from ..bandits._pulse import vacuous_intervals
-from ..bandits.simulate import budget_to_reach
+from ..bandits import vacuous_intervals
+from ..bandits import budget_to_reach
 
 __all__ = ["bandits_section"]
 

@@ -15,7 +15,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OrdinalEncoder
 
 from ..datasets import load_diamonds
-from ..metrics import deployment_rate, realized_mdr, realized_sdr
+from ..selective import deployment_rate, realized_mdr, realized_sdr
 from ..risks import make_risk
 from ..selective import ConcentrationMDR, ConcentrationSDR, SCoREMDR, SCoRESDR
 

@@ -14,7 +14,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from ..datasets import load_letter
-from ..metrics import average_set_size, coverage_rate, oracle_threshold, undercoverage_count
+from ..online import average_set_size, coverage_rate, oracle_threshold, undercoverage_count
 from ..online import SemiBanditPredictionSet, simulate_thresholds
 
 __all__ = ["sps_section"]

@@ -13,7 +13,7 @@ from numpy.typing import ArrayLike
 from .._typing import BoolArray, FloatArray, RandomStateLike
 from .._validation import _as_1d_float, check_level, check_random_state, show
 
-__all__ = ["ebh", "bh", "boost_evalues", "fixed_sequence", "bonferroni"]
+__all__ = ["ebh", "bh", "boost_evalues", "fixed_sequence", "bonferroni", "fallback"]
 
 # Budget comparisons ("sum of risks <= level * count") are made with this relative tolerance in
 # favour of equality, so ties that are exact in decimal arithmetic (alpha = 0.1, binary risks)
@@ -53,7 +53,7 @@ def ebh(evalues: ArrayLike, alpha: float) -> BoolArray:
 
     Examples
     --------
-    >>> from sklearn_riskcontrol.evalues import ebh
+    >>> from sklearn_riskcontrol.evalues.testing import ebh
     >>> ebh([40.0, 25.0, 1.0, 0.0], alpha=0.1)
     array([ True,  True, False, False])
     """
@@ -84,7 +84,7 @@ def bh(pvalues: ArrayLike, alpha: float) -> BoolArray:
 
     Examples
     --------
-    >>> from sklearn_riskcontrol.evalues import bh
+    >>> from sklearn_riskcontrol.evalues.testing import bh
     >>> bh([0.001, 0.02, 0.5], alpha=0.1)
     array([ True,  True, False])
     """
@@ -122,7 +122,7 @@ def boost_evalues(
 
     Examples
     --------
-    >>> from sklearn_riskcontrol.evalues import boost_evalues
+    >>> from sklearn_riskcontrol.evalues.testing import boost_evalues
     >>> boost_evalues([2.0, 0.0], "homo", random_state=0).round(3)
     array([3.644, 0.   ])
     """
@@ -154,7 +154,7 @@ def fixed_sequence(pvalues: ArrayLike, delta: float) -> BoolArray:
 
     Examples
     --------
-    >>> from sklearn_riskcontrol.evalues import fixed_sequence
+    >>> from sklearn_riskcontrol.evalues.testing import fixed_sequence
     >>> fixed_sequence([0.01, 0.05, 0.2, 0.01], delta=0.1)
     array([ True,  True, False, False])
     """
@@ -168,10 +168,63 @@ def bonferroni(pvalues: ArrayLike, delta: float) -> BoolArray:
 
     Examples
     --------
-    >>> from sklearn_riskcontrol.evalues import bonferroni
+    >>> from sklearn_riskcontrol.evalues.testing import bonferroni
     >>> bonferroni([0.01, 0.05, 0.2], delta=0.1)
     array([ True, False, False])
     """
     p = _check_pvalues(pvalues)
     delta = check_level(delta, "delta")
     return at_most(p * p.shape[0], delta)
+
+
+def fallback(pvalues: ArrayLike, delta: float, weights: ArrayLike | None = None) -> BoolArray:
+    """Fallback procedure (Wiens 2003): FWER-controlling tests of ordered hypotheses.
+
+    Hypothesis ``k`` is tested at level ``delta_k = delta w_k + (delta_{k-1} if k - 1 was
+    rejected else 0)``: the level of each rejected hypothesis passes to the next one. With
+    ``weights = (1, 0, 0, ...)`` this is fixed-sequence testing, with equal weights it rejects
+    everything Bonferroni rejects and more. The FWER is at most ``delta`` under any dependence
+    (a shortcut of a Bonferroni-based closed test).
+
+    Parameters
+    ----------
+    pvalues : array-like of shape (g,)
+        In the testing order.
+    delta : float in (0, 1)
+    weights : array-like of shape (g,), optional
+        Non-negative, normalised to sum 1; default equal weights.
+
+    Returns
+    -------
+    ndarray of bool, shape (g,)
+
+    Examples
+    --------
+    >>> from sklearn_riskcontrol.evalues.testing import fallback
+    >>> # levels .025, .025, .05, .075: FST stops at once, Bonferroni (.025) rejects one
+    >>> fallback([0.5, 0.02, 0.04, 0.2], delta=0.1).tolist()
+    [False, True, True, False]
+    """
+    p = np.asarray(pvalues, dtype=float)
+    g = p.shape[0]
+    w = np.full(g, 1.0 / max(g, 1)) if weights is None else np.asarray(weights, dtype=float)
+    if w.shape != p.shape or np.any(w < 0) or not np.isfinite(w).all() or w.sum() <= 0:
+        raise ValueError("`weights` must hold one non-negative finite weight per p-value, "
+                         "with a positive sum.")
+    w = w / w.sum()
+    # Inside a run of rejections opened at s the level at j is delta (C_j - C_{s-1}), C the
+    # cumulative weights; a run opens where p_j <= delta w_j and lasts while p_j <= that level.
+    # So the loop is over runs, not over thresholds (the score grid has one per calibration
+    # point).
+    cum = delta * np.cumsum(w)
+    opens = at_most(p, delta * w)
+    out = np.zeros(g, dtype=bool)
+    start = int(np.argmax(opens)) if opens.any() else g
+    while start < g:
+        base = cum[start - 1] if start else 0.0
+        stops = ~at_most(p[start:], cum[start:] - base)
+        end = start + (int(np.argmax(stops)) if stops.any() else g - start)
+        out[start:end] = True
+        later = np.flatnonzero(opens[end + 1:])
+        start = end + 1 + int(later[0]) if later.size else g
+    return out

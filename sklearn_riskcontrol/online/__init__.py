@@ -2,7 +2,7 @@
 
 Array layer (NumPy only): the streaming threshold learners (:func:`make_learner`,
 :class:`SPSLearner`, ...), :func:`simulate_thresholds` to replay a stream of true-label scores, and
-the metrics of :mod:`sklearn_riskcontrol.online.metrics`, and the drift monitor
+the realized coverage, set size and regret of published thresholds (:func:`coverage_rate`, ...), and the drift monitor
 (:class:`MissRateMonitor`, :func:`simulate_monitored`). Estimator layer:
 :class:`SemiBanditPredictionSet`, which wraps a fitted classifier (or takes candidate scores) and
 calls the array layer; the array modules never import it.
@@ -12,7 +12,6 @@ SPS's guarantee ``tau_t <= tau*`` fails at some round. The paper (Ge, Bastani & 
 "Stochastic Online Conformal Prediction with Semi-Bandit Feedback") writes alpha for the coverage.
 """
 
-from . import metrics
 from ._estimator import SemiBanditPredictionSet
 from ._learners import (
     STRATEGIES,
@@ -26,7 +25,7 @@ from ._learners import (
 )
 from ._monitor import ON_DRIFT, MissRateMonitor, simulate_monitored
 from ._simulate import simulate_thresholds
-from .metrics import (
+from ._metrics import (
     average_set_size,
     coverage_rate,
     cumulative_regret,
@@ -49,7 +48,6 @@ __all__ = [
     "ACILearner",
     "DLRLearner",
     "ETCLearner",
-    "metrics",
     "oracle_threshold",
     "coverage_rate",
     "average_set_size",

@@ -534,6 +534,15 @@ class SPSLearner(_ClippedQuantileLearner):
             self._anytime_delta = None
             self._log_term = math.log(2.0 / per_round)
 
+    @property
+    def failure_probability(self) -> float:
+        """Probability that the guarantee ``tau_t <= tau*`` fails at some round: ``delta``, or
+        by default ``0.01`` (anytime schedule, ``horizon=None``) or ``2 / horizon`` (the
+        per-round level ``2 / horizon**2`` summed over the horizon)."""
+        if self.delta is not None:
+            return self.delta
+        return ANYTIME_DEFAULT_DELTA if self.horizon is None else 2.0 / self.horizon
+
     def epsilon(self, t: int) -> float:
         """DKW width ``eps_t`` of round ``t``."""
         if self._log_term is None:

@@ -1,7 +1,7 @@
 """Figures of R-Eval / R-AutoEval / R-AutoEval+: the e-process and the reliance weights.
 
-Both functions take an :class:`~sklearn_riskcontrol.evalues.RAutoEvalResult` (from
-:func:`~sklearn_riskcontrol.evalues.rautoeval_test`) or a fitted
+Both functions take an :class:`~sklearn_riskcontrol.autoeval.RAutoEvalResult` (from
+:func:`~sklearn_riskcontrol.autoeval.rautoeval_test`) or a fitted
 :class:`~sklearn_riskcontrol.autoeval.RAutoEvalPlus` (its ``result_``), and return the matplotlib
 axes they drew on.
 """
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._validation import check_level
-from ..evalues.autoeval import RAutoEvalResult
+from ..autoeval import RAutoEvalResult
 from ._common import finish_axes, get_ax
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ def plot_eprocess(result: Any, delta: float | None = None, ax: Axes | None = Non
     >>> import matplotlib
     >>> matplotlib.use("Agg")
     >>> import numpy as np
-    >>> from sklearn_riskcontrol.evalues import rautoeval_test
+    >>> from sklearn_riskcontrol.autoeval import rautoeval_test
     >>> from sklearn_riskcontrol.plotting import plot_eprocess
     >>> rng = np.random.default_rng(0)
     >>> h = rng.binomial(1, 0.05, 300).astype(float)
@@ -141,7 +141,7 @@ def plot_rho_weights(result: Any, ax: Axes | None = None, colorbar: bool = True)
     >>> import matplotlib
     >>> matplotlib.use("Agg")
     >>> import numpy as np
-    >>> from sklearn_riskcontrol.evalues import rautoeval_test
+    >>> from sklearn_riskcontrol.autoeval import rautoeval_test
     >>> from sklearn_riskcontrol.plotting import plot_rho_weights
     >>> rng = np.random.default_rng(0)
     >>> h = rng.binomial(1, 0.1, 500).astype(float)

@@ -15,7 +15,7 @@ from numpy.typing import ArrayLike
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_nonempty, check_scores
-from ..bandits.simulate import accuracy_curve
+from ..bandits import accuracy_curve
 from ._common import finish_axes, get_ax
 from .._typing import Estimator
 
@@ -36,7 +36,7 @@ def plot_accuracy_vs_budget(
     """Accuracy-vs-budget curves: P(best model identified) against the number of evaluations.
 
     One line per method with a band of +- one binomial standard error over its runs (see
-    :func:`~sklearn_riskcontrol.bandits.simulate.accuracy_curve`).
+    :func:`~sklearn_riskcontrol.bandits.accuracy_curve`).
 
     Parameters
     ----------

@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._validation import check_level, check_nonempty, check_scores
-from ..online.metrics import cumulative_regret, set_sizes
+from ..online import cumulative_regret, set_sizes
 from ._common import as_curves, finish_axes, get_ax
 
 if TYPE_CHECKING:
@@ -271,7 +271,7 @@ def plot_regret(
 
     The loss of a threshold is ``lambda1 |G(tau) - alpha|`` when it over-covers and
     ``lambda2 |G(tau) - alpha|`` when it under-covers, with ``G(tau) = P[s < tau]``; see
-    :func:`~sklearn_riskcontrol.metrics.cumulative_regret`.
+    :func:`~sklearn_riskcontrol.online.cumulative_regret`.
 
     Parameters
     ----------

@@ -4,8 +4,8 @@ and deployment per group.
 :func:`plot_risk_vs_alpha` and :func:`plot_deployment_vs_alpha` take the nominal levels
 ``alphas`` and, per method, the realized quantity of each Monte-Carlo repetition at each level
 (shape ``(n_repetitions, n_alphas)``), e.g. computed with
-:func:`~sklearn_riskcontrol.metrics.realized_mdr`, :func:`~sklearn_riskcontrol.metrics.realized_sdr`
-and :func:`~sklearn_riskcontrol.metrics.deployment_rate` on held-out labels. They draw the mean
+:func:`~sklearn_riskcontrol.selective.realized_mdr`, :func:`~sklearn_riskcontrol.selective.realized_sdr`
+and :func:`~sklearn_riskcontrol.selective.deployment_rate` on held-out labels. They draw the mean
 over the repetitions with error bars of ``n_se`` standard errors of that mean.
 :func:`plot_group_deployment` takes a fitted selective estimator and test rows.
 """
@@ -20,7 +20,6 @@ from numpy.typing import ArrayLike
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import _as_1d_float, check_labels, check_number
-from ..selective._groups import group_report
 from ._common import as_curves, finish_axes, get_ax
 from .._typing import Estimator
 
@@ -106,15 +105,14 @@ def plot_risk_vs_alpha(
     See Also
     --------
     plot_deployment_vs_alpha : The deployment rate (power) of the same study.
-    sklearn_riskcontrol.metrics.realized_mdr, sklearn_riskcontrol.metrics.realized_sdr
+    sklearn_riskcontrol.selective.realized_mdr, sklearn_riskcontrol.selective.realized_sdr
 
     Examples
     --------
     >>> import matplotlib
     >>> matplotlib.use("Agg")
     >>> import numpy as np
-    >>> from sklearn_riskcontrol.evalues import mdr_decisions
-    >>> from sklearn_riskcontrol.metrics import realized_mdr
+    >>> from sklearn_riskcontrol.selective import mdr_decisions, realized_mdr
     >>> from sklearn_riskcontrol.plotting import plot_risk_vs_alpha
     >>> rng = np.random.default_rng(0)
     >>> alphas = [0.05, 0.1, 0.2]
@@ -160,8 +158,8 @@ def plot_deployment_vs_alpha(
     alphas : array-like of shape (n_alphas,)
         Nominal levels in (0, 1) (any order; the curves are drawn by increasing alpha).
     rates : dict of {str: array-like} or array-like
-        Realized deployment rates (e.g. :func:`~sklearn_riskcontrol.metrics.deployment_rate`)
-        or rewards (:func:`~sklearn_riskcontrol.metrics.realized_reward`), keyed by the legend
+        Realized deployment rates (e.g. :func:`~sklearn_riskcontrol.selective.deployment_rate`)
+        or rewards (:func:`~sklearn_riskcontrol.selective.realized_reward`), keyed by the legend
         label, each of shape ``(n_repetitions, n_alphas)`` or ``(n_alphas,)``.
     ylabel : str, default="deployment rate"
         Label of the y axis (e.g. ``"power"`` for rewards).
@@ -204,8 +202,8 @@ def plot_group_deployment(
 
     Bars: the share of each group's rows of ``X`` that ``estimator.decide(X)`` deploys. With
     ``y``, markers on a second y axis (right): the realized risk of each group on these rows,
-    with a dashed line at ``alpha``. For an SDR estimator (:class:`~sklearn_riskcontrol.SCoRESDR`,
-    :class:`~sklearn_riskcontrol.ConcentrationSDR`) that is the risk among the group's deployed
+    with a dashed line at ``alpha``. For an SDR estimator (:class:`~sklearn_riskcontrol.selective.SCoRESDR`,
+    :class:`~sklearn_riskcontrol.selective.ConcentrationSDR`) that is the risk among the group's deployed
     rows (no marker when the group deploys nothing); for an MDR one the group's mean of
     ``L * deploy``. It is **one draw**: SCoRE bounds its expectation over calibration and test
     data, the PAC estimators bound the population risk with probability ``1 - delta``, so a
@@ -238,7 +236,7 @@ def plot_group_deployment(
     >>> from sklearn.datasets import load_digits
     >>> from sklearn.linear_model import LogisticRegression
     >>> from sklearn.model_selection import train_test_split
-    >>> from sklearn_riskcontrol import SCoRESDR
+    >>> from sklearn_riskcontrol.selective import SCoRESDR
     >>> from sklearn_riskcontrol.plotting import plot_group_deployment
     >>> X, y = load_digits(return_X_y=True)
     >>> X_fit, X_rest, y_fit, y_rest = train_test_split(X, y, train_size=600, random_state=0)
@@ -259,7 +257,7 @@ def plot_group_deployment(
     check_is_fitted(estimator, "cal_risks_")
     if y is not None:
         y = check_labels(y)
-    table = group_report(estimator, X, y, groups)
+    table = estimator.group_report(X, y, groups=groups)
     share = table["deployed_share"].to_numpy()
     k = share.shape[0]
     ax = get_ax(ax)

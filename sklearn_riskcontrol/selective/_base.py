@@ -360,10 +360,10 @@ class _DeploymentBase(MetaEstimatorMixin, BaseEstimator):
         larger ``alpha`` deploys more, so ``GridSearchCV`` over ``alpha`` with this score always
         prefers the largest ``alpha`` of the grid (or the first listed of several that deploy the
         same share). To tune ``alpha``, pass ``scoring=make_selective_scorer(error_cost=...)``
-        instead (:func:`sklearn_riskcontrol.metrics.make_selective_scorer`): each deployed point
+        instead (:func:`sklearn_riskcontrol.selective.make_selective_scorer`): each deployed point
         earns a gain minus the cost of its risk, and the search picks the level whose deployments
         pay for themselves. Measure the realized risk on held-out labels with
-        :func:`sklearn_riskcontrol.metrics.realized_mdr` / ``realized_sdr``.
+        :func:`sklearn_riskcontrol.selective.realized_mdr` / ``realized_sdr``.
         """
         return float(np.mean(self.decide(X, **kwargs)))
 
@@ -483,8 +483,7 @@ def pipeline_decide(pipeline: Pipeline, X: ArrayLike, **decide_params: Any) -> B
     >>> from sklearn.model_selection import train_test_split
     >>> from sklearn.pipeline import make_pipeline
     >>> from sklearn.preprocessing import StandardScaler
-    >>> from sklearn_riskcontrol import SCoREMDR
-    >>> from sklearn_riskcontrol.selective import pipeline_decide
+    >>> from sklearn_riskcontrol.selective import SCoREMDR, pipeline_decide
     >>> X, y = load_digits(return_X_y=True)
     >>> X_fit, X_rest, y_fit, y_rest = train_test_split(X, y, train_size=600, random_state=0)
     >>> X_cal, X_test, y_cal, y_test = train_test_split(X_rest, y_rest, test_size=500, random_state=0)

@@ -12,8 +12,8 @@ Two uniform bounds are offered: Hoeffding's inequality with a union bound over a
 data-independent grid of thresholds, and a Rademacher-complexity bound that holds for all
 thresholds simultaneously (so the grid can be the calibration scores themselves).
 
-Unlike SCoRE (:func:`~sklearn_riskcontrol.evalues.mdr_decisions`,
-:func:`~sklearn_riskcontrol.evalues.sdr_evalues`), whose guarantees are exact in expectation,
+Unlike SCoRE (:func:`~sklearn_riskcontrol.selective.mdr_decisions`,
+:func:`~sklearn_riskcontrol.selective.sdr_evalues`), whose guarantees are exact in expectation,
 these give only PAC-type guarantees: ``risk(t_hat) <= alpha`` *with probability at least
 ``1 - delta`` over the calibration data*. They are conservative and exist so that users can
 compare their power with SCoRE's.
@@ -40,7 +40,8 @@ from .._validation import (
     show,
     warn,
 )
-from ._ltt import PVALUE_BOUNDS, PVALUES_OF_SUMS, select, threshold_pvalues
+from ..evalues.ltt import PVALUES_OF_SUMS
+from ._ltt import PVALUE_BOUNDS, select, threshold_pvalues
 
 __all__ = ["ConcentrationResult", "concentration_threshold"]
 
@@ -288,8 +289,8 @@ def concentration_threshold(
     Deploy a test point iff ``s(X) <= t_hat``, where ``t_hat`` is chosen so that
     ``risk(t_hat) <= alpha`` **with probability at least 1 - delta over the calibration data**
     (a PAC-type guarantee; it is not the in-expectation control of SCoRE,
-    :func:`~sklearn_riskcontrol.evalues.mdr_decisions`,
-    :func:`~sklearn_riskcontrol.evalues.sdr_evalues`). Two risks:
+    :func:`~sklearn_riskcontrol.selective.mdr_decisions`,
+    :func:`~sklearn_riskcontrol.selective.sdr_evalues`). Two risks:
 
     * ``target="mdr"``: ``MDR(t) = E[L 1{s(X) <= t}]``;
     * ``target="sdr"``: ``SDR*(t) = E[L | s(X) <= t]``, the risk among deployed points.
@@ -398,11 +399,11 @@ def concentration_threshold(
 
     **Prediction-powered Learn-then-Test** (``bound="rautoeval"``): an auto-evaluator (judge, e.g. a second model or an LLM) labels ``N >= n``
     unlabeled points drawn from the same distribution as the labeled ones; the p-value at ``t``
-    is R-AutoEval+'s (:func:`~sklearn_riskcontrol.evalues.autoeval.rautoeval_test`) on the
+    is R-AutoEval+'s (:func:`~sklearn_riskcontrol.autoeval.rautoeval_test`) on the
     labeled losses below ``t``, the judge's losses on them and the judge's losses on the
     unlabeled points below ``t`` (SDR; valid conditionally on both counts), or on
     ``L 1{S <= t}`` and its judge analogues over all points (MDR); see
-    :func:`~sklearn_riskcontrol.evalues.ltt.rautoeval_pvalues`. A good judge certifies larger
+    :func:`~sklearn_riskcontrol.selective.rautoeval_pvalues`. A good judge certifies larger
     thresholds with the same labels; a useless one keeps the guarantee and costs little (the
     mixture over reliance factors falls back on the labels). Default procedures as above, with
     the fixed grid ``np.linspace(0, 1, 101)`` for MDR too; with ``"fixed_sequence"`` and
@@ -485,7 +486,7 @@ def concentration_threshold(
         ``denominator_slack`` (``eps'``, SDR only), ``procedure``, ``pvalues`` and ``rejected``
         (Learn-then-Test only; ``upper_bound`` is then NaN) and the method
         ``decide(test_scores)``. When nothing is certified, ``threshold = -inf`` (nothing is
-        deployed) and a :class:`~sklearn_riskcontrol._validation.RiskControlWarning` says why.
+        deployed) and a :class:`~sklearn_riskcontrol.RiskControlWarning` says why.
 
     Notes
     -----
@@ -507,7 +508,7 @@ def concentration_threshold(
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_riskcontrol.evalues.bounds import concentration_threshold
+    >>> from sklearn_riskcontrol.selective import concentration_threshold
     >>> rng = np.random.default_rng(0)
     >>> scores = rng.uniform(size=2000)
     >>> risks = (rng.uniform(size=2000) < scores).astype(float)  # riskier when the score is high

@@ -103,7 +103,7 @@ class _ConcentrationBase(_DeploymentBase):
             Calibration inputs (labeled and, with an ``auto_evaluator``, unlabeled rows).
         y : array-like of shape (n_samples,)
             Labels. With an ``auto_evaluator``, unlabeled rows are marked like in
-            :class:`~sklearn_riskcontrol.RAutoEvalPlus`: ``-1`` for classes, NaN for
+            :class:`~sklearn_riskcontrol.autoeval.RAutoEvalPlus`: ``-1`` for classes, NaN for
             regression (a missing value in an object ``y`` too); the auto-evaluator labels
             them and the labeled calibration rows. Without one, every row must be labeled.
         shift_weights : None
@@ -356,7 +356,7 @@ class ConcentrationMDR(_ConcentrationBase):
     (exact binomial p-values for 0/1 losses, Hoeffding-Bentkus otherwise; valid since ``MDR(t)``
     is nondecreasing). ``bound="hoeffding", procedure="union"`` (Hoeffding over a fixed grid)
     and ``bound="rademacher"`` are the SCoRE paper's baselines. See
-    :func:`~sklearn_riskcontrol.evalues.concentration_threshold` for every option.
+    :func:`~sklearn_riskcontrol.selective.concentration_threshold` for every option.
 
     Parameters
     ----------__SHARED_PARAMS__
@@ -385,7 +385,7 @@ class ConcentrationMDR(_ConcentrationBase):
     calib_size, random_state, n_jobs, verbose : see :class:`SCoREMDR`
     auto_evaluator : estimator with ``predict``, callable or None, default=None
         A judge that labels rows (a fitted model, or a callable ``X -> labels``, like
-        :class:`~sklearn_riskcontrol.RAutoEvalPlus`'s ``autoevaluator``), fixed independently
+        :class:`~sklearn_riskcontrol.autoeval.RAutoEvalPlus`'s ``autoevaluator``), fixed independently
         of the calibration data. With one, ``fit(X, y)`` takes unlabeled rows too (``-1`` in
         ``y`` for classes, NaN for regression, at least as many as the labeled calibration
         rows) and the p-value at each threshold uses R-AutoEval+'s on the labeled risks, the
@@ -426,7 +426,7 @@ class ConcentrationMDR(_ConcentrationBase):
     >>> from sklearn.datasets import load_digits
     >>> from sklearn.linear_model import LogisticRegression
     >>> from sklearn.model_selection import train_test_split
-    >>> from sklearn_riskcontrol import ConcentrationMDR
+    >>> from sklearn_riskcontrol.selective import ConcentrationMDR
     >>> X, y = load_digits(return_X_y=True)
     >>> X_fit, X_rest, y_fit, y_rest = train_test_split(X, y, train_size=600, random_state=0)
     >>> X_cal, X_test, y_cal, y_test = train_test_split(X_rest, y_rest, test_size=500, random_state=0)
@@ -455,7 +455,7 @@ class ConcentrationSDR(_ConcentrationBase):
     off the scores, never the labels; the guarantee is then exact in finite samples when the
     score orders the risk (``E[L | s(X) = s]`` nondecreasing in ``s``; scores without ties for
     the default fallback, any scores with ``procedure="fixed_sequence"``), and was checked in
-    Monte Carlo otherwise (see :func:`~sklearn_riskcontrol.evalues.concentration_threshold`).
+    Monte Carlo otherwise (see :func:`~sklearn_riskcontrol.selective.concentration_threshold`).
     Measured side by side with MAPIE 1.6's Learn-then-Test ``BinaryClassificationController``
     (``benchmarks/bench_pac_selective.py``, 100 shuffled calibration/test splits, delta = .1;
     table in ``benchmarks/RESULTS.md``): it deployed at least as much as the best of MAPIE's
@@ -466,7 +466,7 @@ class ConcentrationSDR(_ConcentrationBase):
     against .045 (MAPIE's fixed sequence).
     ``bound="hoeffding", procedure="union"`` is the SCoRE paper's baseline (an upper bound on
     ``E[L 1{s(X) <= t}]`` over a lower bound on ``P(s(X) <= t)``). See
-    :func:`~sklearn_riskcontrol.evalues.concentration_threshold`.
+    :func:`~sklearn_riskcontrol.selective.concentration_threshold`.
 
     Parameters
     ----------__SHARED_PARAMS__
@@ -489,7 +489,7 @@ class ConcentrationSDR(_ConcentrationBase):
     >>> from sklearn.datasets import load_digits
     >>> from sklearn.linear_model import LogisticRegression
     >>> from sklearn.model_selection import train_test_split
-    >>> from sklearn_riskcontrol import ConcentrationSDR
+    >>> from sklearn_riskcontrol.selective import ConcentrationSDR
     >>> X, y = load_digits(return_X_y=True)
     >>> X_fit, X_rest, y_fit, y_rest = train_test_split(X, y, train_size=600, random_state=0)
     >>> X_cal, X_test, y_cal, y_test = train_test_split(X_rest, y_rest, test_size=500, random_state=0)

@@ -286,7 +286,7 @@ def mdr_evalues(
 
     Examples
     --------
-    >>> from sklearn_riskcontrol.evalues import mdr_evalues
+    >>> from sklearn_riskcontrol.selective import mdr_evalues
     >>> mdr_evalues([0.0, 0.5, 1.0, 0.2], [0.1, 0.2, 0.9, 0.4], [0.05, 0.95], gamma=0.4)
     array([2.5, 0. ])
 
@@ -346,7 +346,7 @@ def mdr_decisions(
 
     Examples
     --------
-    >>> from sklearn_riskcontrol.evalues import mdr_decisions
+    >>> from sklearn_riskcontrol.selective import mdr_decisions
     >>> mdr_decisions([0.0, 0.5, 1.0, 0.2], [0.1, 0.2, 0.9, 0.4], [0.05, 0.3, 0.95], alpha=0.4)
     array([ True,  True, False])
 
@@ -454,7 +454,7 @@ def mdr_label_evalues(
     1 and 2 have risk 1). The score of a candidate label is its predicted probability: the
     first point puts little probability on the labels that would make it wrong.
 
-    >>> from sklearn_riskcontrol.evalues import mdr_label_evalues
+    >>> from sklearn_riskcontrol.selective import mdr_label_evalues
     >>> cal_risks = [0, 1, 0, 1, 0, 0, 0, 0, 1, 0]
     >>> cal_scores = [0.9, 0.3, 0.8, 0.5, 0.7, 0.9, 0.6, 0.8, 0.05, 0.9]  # proba of true label
     >>> test_risks = [[0, 1, 1], [0, 1, 1]]
@@ -501,7 +501,7 @@ def mdr_label_decisions(
 
     Examples
     --------
-    >>> from sklearn_riskcontrol.evalues import mdr_label_decisions
+    >>> from sklearn_riskcontrol.selective import mdr_label_decisions
     >>> cal_risks = [0, 1, 0, 1, 0, 0, 0, 0, 1, 0]
     >>> cal_scores = [0.9, 0.3, 0.8, 0.5, 0.7, 0.9, 0.6, 0.8, 0.05, 0.9]
     >>> mdr_label_decisions(cal_risks, cal_scores, [[0, 1, 1], [0, 1, 1]],
@@ -689,7 +689,8 @@ def sdr_evalues(
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_riskcontrol.evalues import sdr_evalues, ebh
+    >>> from sklearn_riskcontrol.selective import sdr_evalues
+    >>> from sklearn_riskcontrol.evalues.testing import ebh
     >>> rng = np.random.default_rng(0)
     >>> s_cal, s_test = rng.uniform(size=200), rng.uniform(size=20)
     >>> risks = (rng.uniform(size=200) < s_cal).astype(float)   # riskier when the score is high

@@ -19,7 +19,7 @@ from .._labels import class_index, missing_marks
 from .._validation import show, warn
 from .._wrapping import indexable_rows, n_rows, tags_or_none
 from ..evalues.testing import at_most
-from ._ltt import zero_loss_count
+from ..evalues.ltt import zero_loss_count
 
 __all__ = [
     "GROUPS_CONSTRAINT",

@@ -34,7 +34,7 @@ p-values
     unchanged). The losses must be exchangeable in the order given (shuffle otherwise).
 ``"rautoeval"``
     Prediction-powered: R-AutoEval+ (Park, Zecchin & Simeone;
-    :func:`~sklearn_riskcontrol.evalues.autoeval.rautoeval_test`, testing by betting with a
+    :func:`~sklearn_riskcontrol.autoeval.rautoeval_test`, testing by betting with a
     mixture over reliance factors) on the labeled losses, an auto-evaluator's (judge's) losses
     on the same points and the judge's losses on ``N >= n`` unlabeled points, restricted to
     threshold ``t`` exactly like the labeled losses (see :func:`rautoeval_pvalues`). A useless
@@ -43,15 +43,15 @@ p-values
 
 Procedures
 ----------
-``fixed_sequence`` (:func:`~sklearn_riskcontrol.evalues.fixed_sequence`) tests the thresholds
+``fixed_sequence`` (:func:`~sklearn_riskcontrol.evalues.testing.fixed_sequence`) tests the thresholds
 from the safest (smallest) to the riskiest at the full level ``delta`` and stops at the first
 non-rejection; ``fallback`` (Wiens 2003) spreads ``delta`` over the ordered thresholds with
 weights and passes the level of every rejected threshold on to the next one, so an early
 non-rejection (too few calibration points below the smallest thresholds) does not end the
-search; ``union`` (:func:`~sklearn_riskcontrol.evalues.bonferroni`) tests every threshold at
+search; ``union`` (:func:`~sklearn_riskcontrol.evalues.testing.bonferroni`) tests every threshold at
 ``delta / |grid|``. All three control the FWER at ``delta`` under any dependence between the
 p-values, provided the grid, its order and the weights are fixed without looking at the
-calibration data (see :func:`~sklearn_riskcontrol.evalues.concentration_threshold`).
+calibration data (see :func:`~sklearn_riskcontrol.selective.concentration_threshold`).
 """
 
 from __future__ import annotations
@@ -60,106 +60,19 @@ import warnings
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import xlogy
-from scipy.stats import binom
 
-from .._typing import BoolArray, FloatArray, IntArray
-from .._validation import RiskControlWarning, check_level
-from ..evalues.autoeval import rautoeval_test
+from .._typing import FloatArray, IntArray
+from .._validation import RiskControlWarning
+from ..autoeval import rautoeval_test
 from ..evalues.betting import WSR, _run
-from ..evalues.testing import TIE_RTOL, at_most, bonferroni, fixed_sequence
+from ..evalues.ltt import binomial_pvalues, hb_pvalues, hoeffding_pvalues
+from ..evalues.testing import bonferroni, fallback, fixed_sequence
 
-__all__ = [
-    "hb_pvalues",
-    "binomial_pvalues",
-    "hoeffding_pvalues",
-    "wsr_pvalues",
-    "rautoeval_pvalues",
-    "threshold_pvalues",
-    "fallback",
-]
+__all__ = ["wsr_pvalues", "rautoeval_pvalues", "threshold_pvalues"]
 
 PVALUE_BOUNDS = ("hoeffding", "hoeffding_bentkus", "binomial", "wsr", "rautoeval")
 # Thresholds per block of the WSR (thresholds, n) array (memory cap: 2**22 float entries).
 _WSR_BLOCK_ENTRIES = 1 << 22
-
-
-def _kl_bernoulli(a, b):
-    """``h(a, b) = a log(a / b) + (1 - a) log((1 - a) / (1 - b))`` (0 log 0 = 0)."""
-    return xlogy(a, a) - xlogy(a, b) + xlogy(1.0 - a, 1.0 - a) - xlogy(1.0 - a, 1.0 - b)
-
-
-def _counts(total, n):
-    """``ceil(total)`` with a relative tie tolerance (sums of 0/1 losses stay integers)."""
-    return np.ceil(total - TIE_RTOL * np.maximum(1.0, np.abs(total)))
-
-
-def hb_pvalues(loss_sums: ArrayLike, n: ArrayLike, alpha: float) -> FloatArray:
-    """Hoeffding-Bentkus p-values for ``H: E[L] > alpha`` from ``n`` i.i.d. losses in [0, 1].
-
-    ``p = min(exp(-n h(min(rhat, alpha), alpha)), e P(Binom(n, alpha) <= ceil(n rhat)), 1)``
-    with ``rhat = loss_sums / n`` (Bates et al. 2021, Prop. 3); ``p = 1`` when ``n = 0``.
-
-    Parameters
-    ----------
-    loss_sums : array-like
-        Sums of the losses (``n rhat``).
-    n : array-like of int, broadcastable with ``loss_sums``
-        Numbers of losses.
-    alpha : float in (0, 1)
-
-    Returns
-    -------
-    ndarray of p-values in (0, 1]
-
-    Examples
-    --------
-    >>> from sklearn_riskcontrol.evalues.ltt import hb_pvalues
-    >>> # 2 errors in 400 losses against alpha = 0.03: e * P(Binom(400, 0.03) <= 2) = 0.0012
-    >>> hb_pvalues([2.0, 12.0], [400, 400], alpha=0.03).round(4)
-    array([0.0012, 1.    ])
-    """
-    alpha = check_level(alpha, "alpha")
-    s, n = np.broadcast_arrays(np.asarray(loss_sums, dtype=float), np.asarray(n, dtype=float))
-    nn = np.maximum(n, 1.0)
-    rhat = np.minimum(s / nn, alpha)
-    hoeff = np.exp(-n * _kl_bernoulli(rhat, alpha))
-    bentkus = np.e * binom.cdf(_counts(s, n), n, alpha)
-    return np.where(n > 0, np.minimum(np.minimum(hoeff, bentkus), 1.0), 1.0)
-
-
-def binomial_pvalues(loss_sums: ArrayLike, n: ArrayLike, alpha: float) -> FloatArray:
-    """Exact binomial p-values ``P(Binom(n, alpha) <= k)`` for ``H: P(L = 1) > alpha``.
-
-    For *binary* losses the number of errors ``k`` among ``n`` i.i.d. losses is exactly
-    ``Binom(n, P(L = 1))``, stochastically smaller under ``H`` than ``Binom(n, alpha)``, so this
-    is a valid p-value; it is the Bentkus term of :func:`hb_pvalues` without the factor ``e``
-    (which is the price of losses anywhere in [0, 1]). ``p = 1`` when ``n = 0``.
-
-    Examples
-    --------
-    >>> from sklearn_riskcontrol.evalues.ltt import binomial_pvalues, hb_pvalues
-    >>> float(binomial_pvalues(2.0, 400, 0.03).round(5)), float(hb_pvalues(2.0, 400, 0.03).round(5))
-    (0.00046, 0.00125)
-    """
-    alpha = check_level(alpha, "alpha")
-    s, n = np.broadcast_arrays(np.asarray(loss_sums, dtype=float), np.asarray(n, dtype=float))
-    return np.where(n > 0, binom.cdf(_counts(s, n), n, alpha), 1.0)
-
-
-def hoeffding_pvalues(loss_sums: ArrayLike, n: ArrayLike, alpha: float) -> FloatArray:
-    """Hoeffding p-values ``exp(-2 n (alpha - rhat)_+**2)`` (``1`` when ``n = 0``).
-
-    Examples
-    --------
-    >>> from sklearn_riskcontrol.evalues.ltt import hoeffding_pvalues
-    >>> hoeffding_pvalues([0.0], [100], alpha=0.1).round(4)    # exp(-2)
-    array([0.1353])
-    """
-    alpha = check_level(alpha, "alpha")
-    s, n = np.broadcast_arrays(np.asarray(loss_sums, dtype=float), np.asarray(n, dtype=float))
-    gap = np.maximum(alpha - s / np.maximum(n, 1.0), 0.0)
-    return np.where(n > 0, np.exp(-2.0 * n * gap**2), 1.0)
 
 
 def _wsr_rows(q, n_rounds, alpha, delta):
@@ -215,7 +128,7 @@ def wsr_pvalues(
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_riskcontrol.evalues.ltt import wsr_pvalues
+    >>> from sklearn_riskcontrol.selective import wsr_pvalues
     >>> rng = np.random.default_rng(0)
     >>> L = (rng.uniform(size=200) < 0.05).astype(float)    # error rate 0.05 at every score
     >>> S = np.linspace(0, 1, 200)
@@ -324,7 +237,7 @@ def rautoeval_pvalues(
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_riskcontrol.evalues.ltt import rautoeval_pvalues
+    >>> from sklearn_riskcontrol.selective import rautoeval_pvalues
     >>> rng = np.random.default_rng(0)
     >>> S, T = rng.uniform(size=300), rng.uniform(size=3000)       # labeled, unlabeled scores
     >>> L = (rng.uniform(size=300) < S / 2).astype(float)           # error rate s / 2
@@ -366,26 +279,6 @@ def rautoeval_pvalues(
             p[inv == j] = res.pvalue
     n_unl = k_unl if target == "sdr" else np.full(G.shape[0], T.shape[0])
     return p, n_unl
-
-
-#: p-values that are functions of ``(loss sum, n)`` only: valid for independent losses whose
-#: average mean exceeds ``alpha`` (used by the score grid of ``concentration_threshold``).
-PVALUES_OF_SUMS = {"binomial": binomial_pvalues, "hoeffding_bentkus": hb_pvalues,
-                   "hoeffding": hoeffding_pvalues}
-
-
-def zero_loss_count(bound, alpha, level):
-    """Fewest losses, all 0, whose ``bound`` p-value (a key of :data:`PVALUES_OF_SUMS`) is at
-    most ``level``: fewer points can never reject ``H_t``."""
-    # closed forms ((1 - alpha)^n for the binomial and Hoeffding-Bentkus p-values at 0 losses,
-    # exp(-2 n alpha^2) for Hoeffding), then the exact first count around them
-    if bound == "hoeffding":
-        guess = np.log(1.0 / level) / (2.0 * alpha**2)
-    else:
-        guess = np.log(level) / np.log1p(-alpha)
-    counts = np.arange(max(1, int(np.floor(guess)) - 2), int(np.ceil(guess)) + 3)
-    ok = PVALUES_OF_SUMS[bound](np.zeros(counts.shape[0]), counts, alpha) <= level
-    return int(counts[np.argmax(ok)]) if ok.any() else int(counts[-1])
 
 
 def threshold_pvalues(
@@ -431,7 +324,7 @@ def threshold_pvalues(
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_riskcontrol.evalues.ltt import threshold_pvalues
+    >>> from sklearn_riskcontrol.selective import threshold_pvalues
     >>> S = np.linspace(0, 1, 1000)
     >>> L = (S > 0.6).astype(float)            # errors only above 0.6
     >>> p, n_t = threshold_pvalues(L, S, np.array([0.5, 0.9]), 0.1, target="sdr")
@@ -461,59 +354,6 @@ def threshold_pvalues(
     else:
         p = hoeffding_pvalues(sums, n_points, alpha)
     return p, n_points
-
-
-def fallback(pvalues: ArrayLike, delta: float, weights: ArrayLike | None = None) -> BoolArray:
-    """Fallback procedure (Wiens 2003): FWER-controlling tests of ordered hypotheses.
-
-    Hypothesis ``k`` is tested at level ``delta_k = delta w_k + (delta_{k-1} if k - 1 was
-    rejected else 0)``: the level of each rejected hypothesis passes to the next one. With
-    ``weights = (1, 0, 0, ...)`` this is fixed-sequence testing, with equal weights it rejects
-    everything Bonferroni rejects and more. The FWER is at most ``delta`` under any dependence
-    (a shortcut of a Bonferroni-based closed test).
-
-    Parameters
-    ----------
-    pvalues : array-like of shape (g,)
-        In the testing order.
-    delta : float in (0, 1)
-    weights : array-like of shape (g,), optional
-        Non-negative, normalised to sum 1; default equal weights.
-
-    Returns
-    -------
-    ndarray of bool, shape (g,)
-
-    Examples
-    --------
-    >>> from sklearn_riskcontrol.evalues.ltt import fallback
-    >>> # levels .025, .025, .05, .075: FST stops at once, Bonferroni (.025) rejects one
-    >>> fallback([0.5, 0.02, 0.04, 0.2], delta=0.1).tolist()
-    [False, True, True, False]
-    """
-    p = np.asarray(pvalues, dtype=float)
-    g = p.shape[0]
-    w = np.full(g, 1.0 / max(g, 1)) if weights is None else np.asarray(weights, dtype=float)
-    if w.shape != p.shape or np.any(w < 0) or not np.isfinite(w).all() or w.sum() <= 0:
-        raise ValueError("`weights` must hold one non-negative finite weight per p-value, "
-                         "with a positive sum.")
-    w = w / w.sum()
-    # Inside a run of rejections opened at s the level at j is delta (C_j - C_{s-1}), C the
-    # cumulative weights; a run opens where p_j <= delta w_j and lasts while p_j <= that level.
-    # So the loop is over runs, not over thresholds (the score grid has one per calibration
-    # point).
-    cum = delta * np.cumsum(w)
-    opens = at_most(p, delta * w)
-    out = np.zeros(g, dtype=bool)
-    start = int(np.argmax(opens)) if opens.any() else g
-    while start < g:
-        base = cum[start - 1] if start else 0.0
-        stops = ~at_most(p[start:], cum[start:] - base)
-        end = start + (int(np.argmax(stops)) if stops.any() else g - start)
-        out[start:end] = True
-        later = np.flatnonzero(opens[end + 1:])
-        start = end + 1 + int(later[0]) if later.size else g
-    return out
 
 
 def select(pvalues, delta, procedure, weights=None):

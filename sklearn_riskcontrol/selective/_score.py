@@ -168,7 +168,7 @@ class SCoREMDR(_DeploymentBase):
     >>> from sklearn.datasets import load_digits
     >>> from sklearn.linear_model import LogisticRegression
     >>> from sklearn.model_selection import train_test_split
-    >>> from sklearn_riskcontrol import SCoREMDR
+    >>> from sklearn_riskcontrol.selective import SCoREMDR
     >>> X, y = load_digits(return_X_y=True)
     >>> X_fit, X_rest, y_fit, y_rest = train_test_split(X, y, train_size=600, random_state=0)
     >>> X_cal, X_test, y_cal, y_test = train_test_split(X_rest, y_rest, test_size=500, random_state=0)
@@ -473,7 +473,7 @@ class SCoRESDR(_DeploymentBase):
     >>> from sklearn.datasets import load_digits
     >>> from sklearn.linear_model import LogisticRegression
     >>> from sklearn.model_selection import train_test_split
-    >>> from sklearn_riskcontrol import SCoRESDR
+    >>> from sklearn_riskcontrol.selective import SCoRESDR
     >>> X, y = load_digits(return_X_y=True)
     >>> X_fit, X_rest, y_fit, y_rest = train_test_split(X, y, train_size=600, random_state=0)
     >>> X_cal, X_test, y_cal, y_test = train_test_split(X_rest, y_rest, test_size=500, random_state=0)

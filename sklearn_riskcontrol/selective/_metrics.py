@@ -14,17 +14,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.pipeline import Pipeline
 
-from ._validation import check_number, check_risks, check_same_length, check_scores, show
-from .online.metrics import (
-    average_set_size,
-    coverage_rate,
-    cumulative_regret,
-    oracle_threshold,
-    set_sizes,
-    undercoverage_count,
-)
-from .risks import make_risk
-from .selective._base import _DeploymentBase, _last_step_input
+from .._validation import check_number, check_risks, check_same_length, check_scores, show
+from ..risks import make_risk
+from ._base import _DeploymentBase, _last_step_input
 
 __all__ = [
     "realized_mdr",
@@ -34,12 +26,6 @@ __all__ = [
     "make_deployment_scorer",
     "make_selective_scorer",
     "DEPLOYMENT_SCORERS",
-    "coverage_rate",
-    "average_set_size",
-    "set_sizes",
-    "undercoverage_count",
-    "cumulative_regret",
-    "oracle_threshold",
 ]
 
 
@@ -61,7 +47,7 @@ def realized_mdr(risks: ArrayLike, deployed: ArrayLike) -> float:
 
     Examples
     --------
-    >>> from sklearn_riskcontrol.metrics import realized_mdr
+    >>> from sklearn_riskcontrol.selective import realized_mdr
     >>> realized_mdr([0.0, 1.0, 0.5, 1.0], [True, False, True, True])
     0.375
     """
@@ -77,7 +63,7 @@ def realized_sdr(risks: ArrayLike, deployed: ArrayLike) -> float:
 
     Examples
     --------
-    >>> from sklearn_riskcontrol.metrics import realized_sdr
+    >>> from sklearn_riskcontrol.selective import realized_sdr
     >>> realized_sdr([0.0, 1.0, 0.5, 1.0], [True, False, True, True])
     0.5
     """
@@ -93,7 +79,7 @@ def deployment_rate(deployed: ArrayLike) -> float:
 
     Examples
     --------
-    >>> from sklearn_riskcontrol.metrics import deployment_rate
+    >>> from sklearn_riskcontrol.selective import deployment_rate
     >>> deployment_rate([True, False, True, True])
     0.75
     """
@@ -108,7 +94,7 @@ def realized_reward(rewards: ArrayLike, deployed: ArrayLike) -> float:
 
     Examples
     --------
-    >>> from sklearn_riskcontrol.metrics import realized_reward
+    >>> from sklearn_riskcontrol.selective import realized_reward
     >>> realized_reward([1.0, 0.5, 0.2], [True, True, False])
     0.5
     """
@@ -135,7 +121,7 @@ def make_deployment_scorer(
 
     Examples
     --------
-    >>> from sklearn_riskcontrol.metrics import make_deployment_scorer
+    >>> from sklearn_riskcontrol.selective import make_deployment_scorer
     >>> scorer = make_deployment_scorer("realized_sdr")
     >>> callable(scorer)
     True
@@ -206,9 +192,9 @@ def make_selective_scorer(
     -------
     callable
         ``scorer(estimator, X, y)`` for ``GridSearchCV(scoring=...)``, ``cross_val_score`` and
-        the like. ``estimator`` is a fitted :class:`~sklearn_riskcontrol.SCoREMDR`,
-        :class:`~sklearn_riskcontrol.SCoRESDR`, :class:`~sklearn_riskcontrol.ConcentrationMDR`
-        or :class:`~sklearn_riskcontrol.ConcentrationSDR`, or a
+        the like. ``estimator`` is a fitted :class:`~sklearn_riskcontrol.selective.SCoREMDR`,
+        :class:`~sklearn_riskcontrol.selective.SCoRESDR`, :class:`~sklearn_riskcontrol.selective.ConcentrationMDR`
+        or :class:`~sklearn_riskcontrol.selective.ConcentrationSDR`, or a
         :class:`~sklearn.pipeline.Pipeline` ending in one (the earlier steps transform ``X``
         first, as in :func:`~sklearn_riskcontrol.selective.pipeline_decide`).
 
@@ -218,8 +204,7 @@ def make_selective_scorer(
     >>> from sklearn.frozen import FrozenEstimator
     >>> from sklearn.linear_model import LogisticRegression
     >>> from sklearn.model_selection import GridSearchCV, KFold, train_test_split
-    >>> from sklearn_riskcontrol import SCoREMDR
-    >>> from sklearn_riskcontrol.metrics import make_selective_scorer
+    >>> from sklearn_riskcontrol.selective import SCoREMDR, make_selective_scorer
     >>> X, y = load_digits(return_X_y=True)
     >>> X_fit, X_tune, y_fit, y_tune = train_test_split(X, y, train_size=600, random_state=0)
     >>> model = FrozenEstimator(LogisticRegression(max_iter=2000).fit(X_fit, y_fit))

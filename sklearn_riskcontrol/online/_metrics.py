@@ -66,7 +66,7 @@ def oracle_threshold(true_label_scores: ArrayLike, alpha: float) -> float:
 
     Examples
     --------
-    >>> from sklearn_riskcontrol.online.metrics import oracle_threshold
+    >>> from sklearn_riskcontrol.online import oracle_threshold
     >>> oracle_threshold([0.1, 0.4, 0.2, 0.9, 0.3], alpha=0.2)
     0.2
     """
@@ -93,7 +93,7 @@ def coverage_rate(true_label_scores: ArrayLike, thresholds: ArrayLike) -> float:
 
     Examples
     --------
-    >>> from sklearn_riskcontrol.online.metrics import coverage_rate
+    >>> from sklearn_riskcontrol.online import coverage_rate
     >>> coverage_rate([0.5, 0.1, 0.9, 0.3], [float("-inf"), 0.2, 0.2, 0.3])
     0.75
     """
@@ -120,7 +120,7 @@ def set_sizes(candidate_scores: ArrayLike, thresholds: ArrayLike | float) -> Int
 
     Examples
     --------
-    >>> from sklearn_riskcontrol.online.metrics import set_sizes
+    >>> from sklearn_riskcontrol.online import set_sizes
     >>> set_sizes([[0.7, 0.2, 0.1], [0.4, 0.35, 0.25]], [0.15, 0.3])
     array([2, 2])
     """
@@ -158,7 +158,7 @@ def average_set_size(candidate_scores: ArrayLike, thresholds: ArrayLike) -> floa
 
     Examples
     --------
-    >>> from sklearn_riskcontrol.online.metrics import average_set_size
+    >>> from sklearn_riskcontrol.online import average_set_size
     >>> average_set_size([[0.7, 0.2, 0.1], [0.4, 0.35, 0.25]], [0.15, 0.3])
     2.0
     """
@@ -182,7 +182,7 @@ def undercoverage_count(thresholds: ArrayLike, tau_star: float) -> int:
 
     Examples
     --------
-    >>> from sklearn_riskcontrol.online.metrics import undercoverage_count
+    >>> from sklearn_riskcontrol.online import undercoverage_count
     >>> undercoverage_count([float("-inf"), 0.1, 0.3, 0.25], tau_star=0.25)
     1
     """
@@ -251,7 +251,7 @@ def cumulative_regret(
     Examples
     --------
     >>> from scipy.stats import norm
-    >>> from sklearn_riskcontrol.online.metrics import cumulative_regret
+    >>> from sklearn_riskcontrol.online import cumulative_regret
     >>> tau_star = norm.ppf(0.1)
     >>> regret = cumulative_regret([float("-inf"), tau_star, tau_star + 1], norm.cdf, alpha=0.1)
     >>> [round(float(r), 4) for r in regret]  # 0.1 * 0.1, then + 0, then + 10 * (0.3891 - 0.1)

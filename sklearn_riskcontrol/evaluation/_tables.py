@@ -6,7 +6,7 @@ DataFrame, CSV, JSON Lines or Parquet file; or **per-example sample files**, one
 per line per example, as LLM evaluation harnesses do. :func:`read_long_table` and
 :func:`read_harness_samples` turn both into a :class:`LongTable`: the dense score matrix (NaN
 where a cell is missing) with the model and example ids, which
-:meth:`~sklearn_riskcontrol.bandits.MatrixOracle.from_long` and every best-model strategy's
+:meth:`~sklearn_riskcontrol.evaluation.MatrixOracle.from_long` and every best-model strategy's
 ``fit`` accept directly (see :doc:`/running_evaluations`).
 
 This module sits on top of the array layer, as the command line does: it reads files, and the
@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._tables import _quoted, _rule, read_table
-from ._typing import BoolArray
+from ._csv import _quoted, _rule, read_table
+from .._typing import BoolArray
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -65,7 +65,7 @@ class LongTable:
     Examples
     --------
     >>> import pandas as pd
-    >>> from sklearn_riskcontrol.tables import read_long_table
+    >>> from sklearn_riskcontrol.evaluation import read_long_table
     >>> t = read_long_table(pd.DataFrame({"model": ["a", "a", "b"], "example": [1, 2, 2],
     ...                                   "score": [1.0, 0.0, 1.0]}))
     >>> t
@@ -446,14 +446,14 @@ def read_long_table(
     -----
     The pivot is vectorised (``pandas.factorize`` and NumPy fancy indexing), so a table of
     millions of rows is read in about a second. Scores are not required to lie in [0, 1] here;
-    :class:`~sklearn_riskcontrol.bandits.MatrixOracle` (and the strategies) do require it.
+    :class:`~sklearn_riskcontrol.evaluation.MatrixOracle` (and the strategies) do require it.
 
     Examples
     --------
     A JSON Lines file with two models, three examples and one missing cell:
 
     >>> import json, os, tempfile
-    >>> from sklearn_riskcontrol.tables import read_long_table
+    >>> from sklearn_riskcontrol.evaluation import read_long_table
     >>> path = os.path.join(tempfile.mkdtemp(), "runs.jsonl")
     >>> rows = [("gpt-a", "q1", 1), ("gpt-a", "q2", 0), ("gpt-a", "q3", 1),
     ...         ("llama-b", "q1", 0), ("llama-b", "q3", 1)]
@@ -470,7 +470,8 @@ def read_long_table(
     Any strategy fits on it directly (missing cells are excluded from each model's mean, and a
     RiskControlWarning says that the two models' means are then over different examples):
 
-    >>> from sklearn_riskcontrol.bandits import MatrixOracle, UniformSampling
+    >>> from sklearn_riskcontrol.evaluation import MatrixOracle
+    >>> from sklearn_riskcontrol.bandits import UniformSampling
     >>> oracle = MatrixOracle.from_long(t, missing="exclude")
     >>> UniformSampling(budget=1.0, batch_size=1, random_state=0).fit(oracle).means_
     array([0.6667, 0.5   ])
@@ -614,7 +615,7 @@ def read_harness_samples(
     Two models, each with a sample file of one task, in lm-evaluation-harness's layout:
 
     >>> import json, os, tempfile
-    >>> from sklearn_riskcontrol.tables import read_harness_samples
+    >>> from sklearn_riskcontrol.evaluation import read_harness_samples
     >>> out = tempfile.mkdtemp()
     >>> for model, accs in [("org__model-a", [1, 0, 1]), ("org__model-b", [1, 1, 1])]:
     ...     os.makedirs(os.path.join(out, model))

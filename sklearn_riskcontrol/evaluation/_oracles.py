@@ -15,7 +15,7 @@ Every oracle caches what it returned: a cell is bought (``n_evaluations_``) exac
 for it again is free. If the back-end raises, nothing of that call is cached and everything bought
 before is kept; the strategies use this to stop cleanly and to ``resume()``.
 
-With ``store=`` (a file path or an :class:`~sklearn_riskcontrol.bandits.store.EvaluationStore`)
+With ``store=`` (a file path or an :class:`~sklearn_riskcontrol.evaluation.EvaluationStore`)
 every score bought is also committed to a durable store before it is returned, and cells found
 in the store are returned without calling the back-end, so a new process continues a killed run
 (see :doc:`/running_evaluations`). :class:`CallableOracle` adds what real, paid, I/O-bound
@@ -44,7 +44,7 @@ from .._validation import (
     check_score_matrix,
     warn,
 )
-from .store import EvaluationRecord, RateLimiter, as_store
+from ._store import EvaluationRecord, RateLimiter, as_store
 from .._typing import BoolArray, Estimator, FloatArray
 
 if TYPE_CHECKING:
@@ -52,8 +52,8 @@ if TYPE_CHECKING:
 
     from typing_extensions import Self  # typing.Self: Python >= 3.11
 
-    from ..tables import LongTable
-    from .store import EvaluationStore
+    from ._tables import LongTable
+    from ._store import EvaluationStore
 
 __all__ = [
     "EvaluationError",
@@ -76,7 +76,7 @@ class EvaluationError(RuntimeError):
 
     Examples
     --------
-    >>> from sklearn_riskcontrol.bandits import CallableOracle, EvaluationError
+    >>> from sklearn_riskcontrol.evaluation import CallableOracle, EvaluationError
     >>> def down(model_index, example_indices):
     ...     raise ConnectionError("endpoint down")
     >>> oracle = CallableOracle(down, n_models=2, n_examples=5, max_retries=2, retry_backoff=0)
@@ -99,7 +99,7 @@ class CostBudgetReached(RuntimeError):
 
     Examples
     --------
-    >>> from sklearn_riskcontrol.bandits import CallableOracle, CostBudgetReached
+    >>> from sklearn_riskcontrol.evaluation import CallableOracle, CostBudgetReached
     >>> oracle = CallableOracle(lambda i, J: J % 2, n_models=2, n_examples=10,
     ...                         cost=0.5, max_cost=1.0)
     >>> oracle.query(0, [0, 1])
@@ -152,7 +152,7 @@ class ScoreOracle:
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_riskcontrol.bandits import ScoreOracle
+    >>> from sklearn_riskcontrol.evaluation import ScoreOracle
     >>> class Parity(ScoreOracle):
     ...     def __init__(self):
     ...         self._init_cache(2, 6)
@@ -538,7 +538,7 @@ class MatrixOracle(ScoreOracle):
         NaN to compare the models on the same ones).
     store : str, path-like, EvaluationStore or None, default=None
         Durable store of the revealed cells (a path opens a
-        :class:`~sklearn_riskcontrol.bandits.SQLiteStore`); its run configuration includes a
+        :class:`~sklearn_riskcontrol.evaluation.SQLiteStore`); its run configuration includes a
         digest of ``scores``, so a store written for another table is refused. Mostly useful
         to record which cells a run looked at (the command line's ``best-model --store``).
     model_ids, example_ids : sequence of str or None, default=None
@@ -549,7 +549,7 @@ class MatrixOracle(ScoreOracle):
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_riskcontrol.bandits import MatrixOracle
+    >>> from sklearn_riskcontrol.evaluation import MatrixOracle
     >>> oracle = MatrixOracle(np.array([[1.0, 0.0, 1.0], [0.0, 0.0, 1.0]]))
     >>> oracle.query(0, [0, 2])
     array([1., 1.])
@@ -604,13 +604,13 @@ class MatrixOracle(ScoreOracle):
         missing: str = "error",
         store: str | os.PathLike[str] | EvaluationStore | None = None,
     ) -> MatrixOracle:
-        """A MatrixOracle over a long table read by :mod:`sklearn_riskcontrol.tables`.
+        """A MatrixOracle over a long table read by :mod:`sklearn_riskcontrol.evaluation`.
 
         Parameters
         ----------
         table : LongTable
-            The result of :func:`~sklearn_riskcontrol.tables.read_long_table` or
-            :func:`~sklearn_riskcontrol.tables.read_harness_samples` (its ``scores``, in
+            The result of :func:`~sklearn_riskcontrol.evaluation.read_long_table` or
+            :func:`~sklearn_riskcontrol.evaluation.read_harness_samples` (its ``scores``, in
             ``[0, 1]``, with ``model_ids`` and ``example_ids``).
         missing : {"error", "exclude"}, default="error"
             What a missing cell (no row for that model and example) means, as in the
@@ -626,8 +626,7 @@ class MatrixOracle(ScoreOracle):
         Examples
         --------
         >>> import pandas as pd
-        >>> from sklearn_riskcontrol.bandits import MatrixOracle
-        >>> from sklearn_riskcontrol.tables import read_long_table
+        >>> from sklearn_riskcontrol.evaluation import MatrixOracle, read_long_table
         >>> t = read_long_table(pd.DataFrame({"model": ["a", "b", "a"], "example": [1, 1, 2],
         ...                                   "score": [1.0, 0.0, 0.0]}))
         >>> MatrixOracle.from_long(t)
@@ -643,7 +642,7 @@ class MatrixOracle(ScoreOracle):
             scores, model_ids, example_ids = table.scores, table.model_ids, table.example_ids
         except AttributeError:
             raise TypeError(
-                "`table` must be a LongTable (from sklearn_riskcontrol.tables.read_long_table "
+                "`table` must be a LongTable (from sklearn_riskcontrol.evaluation.read_long_table "
                 f"or read_harness_samples); got {type(table).__name__}."
             ) from None
         scores = np.asarray(scores, dtype=float)
@@ -717,7 +716,7 @@ class CallableOracle(ScoreOracle):
         Size of the (virtual) score matrix.
     store : str, path-like, EvaluationStore or None, default=None
         Durable store of the bought scores: a file path opens (or creates) a
-        :class:`~sklearn_riskcontrol.bandits.SQLiteStore`. Cells already stored are returned
+        :class:`~sklearn_riskcontrol.evaluation.SQLiteStore`. Cells already stored are returned
         without calling ``score``; each successful call is committed before its scores are
         used. A store created with another run configuration is refused.
     run_config : dict or None, default=None
@@ -760,7 +759,7 @@ class CallableOracle(ScoreOracle):
 
     Examples
     --------
-    >>> from sklearn_riskcontrol.bandits import CallableOracle
+    >>> from sklearn_riskcontrol.evaluation import CallableOracle
     >>> def score(model_index, example_indices):
     ...     return (example_indices % (model_index + 2) == 0).astype(float)
     >>> oracle = CallableOracle(score, n_models=3, n_examples=10)
@@ -936,7 +935,7 @@ class ScaledAbsoluteError:
 
     Examples
     --------
-    >>> from sklearn_riskcontrol.bandits.oracles import ScaledAbsoluteError
+    >>> from sklearn_riskcontrol.evaluation._oracles import ScaledAbsoluteError
     >>> ScaledAbsoluteError(10.0)([0.0, 0.0, 0.0], [1.0, -5.0, 30.0])
     array([0.9, 0.5, 0. ])
     """
@@ -969,7 +968,7 @@ def resolve_scoring(scoring, estimators, y, response_method="predict"):
     Examples
     --------
     >>> from sklearn.linear_model import LinearRegression
-    >>> from sklearn_riskcontrol.bandits.oracles import resolve_scoring
+    >>> from sklearn_riskcontrol.evaluation._oracles import resolve_scoring
     >>> resolve_scoring(None, [LinearRegression()], [1.0, 3.0, 5.0])
     ScaledAbsoluteError(scale=4)
     """
@@ -1042,14 +1041,14 @@ class EstimatorOracle(ScoreOracle):
         ``"accuracy"`` is ``1{y_pred == y_true}``; ``"absolute_error"`` is
         ``1 - min(1, |y_true - y_pred| / (max(y) - min(y)))`` (:class:`ScaledAbsoluteError`).
         ``None`` picks ``"accuracy"`` for classifiers and ``"absolute_error"`` for regressors.
-        To score with a risk from :func:`~sklearn_riskcontrol.make_risk`, pass
+        To score with a risk from :func:`~sklearn_riskcontrol.risks.make_risk`, pass
         ``lambda yt, yp: 1 - risk(yt, yp)``.
     response_method : {"predict", "predict_proba", "decision_function"}, default="predict"
         Method whose output is passed to ``scoring`` as ``y_pred`` (the strings and the default
         need ``"predict"``).
     store : str, path-like, EvaluationStore or None, default=None
         Durable store of the bought scores (a path opens a
-        :class:`~sklearn_riskcontrol.bandits.SQLiteStore`). The run configuration saved with
+        :class:`~sklearn_riskcontrol.evaluation.SQLiteStore`). The run configuration saved with
         it names the candidates' classes and the scoring, with digests of ``X`` and ``y``, so
         a store written for another pool is refused.
 
@@ -1063,7 +1062,7 @@ class EstimatorOracle(ScoreOracle):
     >>> from sklearn.datasets import make_classification
     >>> from sklearn.linear_model import LogisticRegression
     >>> from sklearn.tree import DecisionTreeClassifier
-    >>> from sklearn_riskcontrol.bandits import EstimatorOracle
+    >>> from sklearn_riskcontrol.evaluation import EstimatorOracle
     >>> from sklearn.model_selection import train_test_split
     >>> X, y = make_classification(200, random_state=0)
     >>> X_fit, X_pool, y_fit, y_pool = train_test_split(X, y, test_size=0.5, random_state=0)
@@ -1158,19 +1157,19 @@ def _num_samples(X):
 def as_oracle(scores: ArrayLike | ScoreOracle, name: str = "scores") -> ScoreOracle:
     """Return ``scores`` as a :class:`ScoreOracle` (a full score matrix becomes a MatrixOracle).
 
-    A :class:`~sklearn_riskcontrol.tables.LongTable` becomes ``MatrixOracle.from_long(scores)``
+    A :class:`~sklearn_riskcontrol.evaluation.LongTable` becomes ``MatrixOracle.from_long(scores)``
     (complete tables; use ``from_long(table, missing="exclude")`` for missing cells).
 
     Examples
     --------
-    >>> from sklearn_riskcontrol.bandits import as_oracle
+    >>> from sklearn_riskcontrol.evaluation import as_oracle
     >>> as_oracle([[1.0, 0.0], [0.0, 0.0]])
     MatrixOracle(n_models=2, n_examples=2, n_evaluations_=0)
     """
     if isinstance(scores, ScoreOracle):
         return scores
     if all(hasattr(scores, a) for a in ("scores", "model_ids", "example_ids")):
-        return MatrixOracle.from_long(scores)  # a LongTable (sklearn_riskcontrol.tables)
+        return MatrixOracle.from_long(scores)  # a LongTable (sklearn_riskcontrol.evaluation)
     if callable(scores) and not hasattr(scores, "shape"):
         raise TypeError(
             f"`{name}` is a function; wrap it as CallableOracle(score, n_models=..., "

@@ -375,8 +375,8 @@ def make_score_setting(
 
     Examples
     --------
-    >>> from sklearn_riskcontrol.datasets.simulators import make_score_setting
-    >>> from sklearn_riskcontrol.evalues import mdr_decisions
+    >>> from sklearn_riskcontrol.datasets import make_score_setting
+    >>> from sklearn_riskcontrol.selective import mdr_decisions
     >>> sim = make_score_setting(3, n_train=300, n_estimators=10, random_state=0)
     >>> X, Y = sim.sample(500, random_state=1)
     >>> Xt, Yt = sim.sample(50, random_state=2, shift=True)

@@ -1,7 +1,7 @@
 """Reading and validating CSV tables, with messages a person can act on.
 
 The command line (through :mod:`sklearn_riskcontrol.cli._io`) and the long-table reader
-:func:`sklearn_riskcontrol.tables.read_long_table` read every CSV file through
+:func:`sklearn_riskcontrol.evaluation.read_long_table` read every CSV file through
 :func:`read_table`, so that every error names the file, the column and the row, in one
 convention: **row k** is the k-th data row counted from 1, which is **line k + 1 of the file**
 when the file has a header line (line k without one). Cells are read as text, so a non-numeric

@@ -44,7 +44,7 @@ Fields: ``model`` and ``example`` (ids, as strings), ``score`` (in [0, 1]), ``co
 
 Examples
 --------
->>> from sklearn_riskcontrol.bandits.store import EvaluationRecord
+>>> from sklearn_riskcontrol.evaluation import EvaluationRecord
 >>> EvaluationRecord("gpt-x", "q17", 1.0, 0.002, 1700000000.0).score
 1.0
 """
@@ -132,7 +132,7 @@ class EvaluationStore(ABC):
     --------
     A minimal in-memory store (not durable; for illustration):
 
-    >>> from sklearn_riskcontrol.bandits.store import EvaluationStore
+    >>> from sklearn_riskcontrol.evaluation import EvaluationStore
     >>> class DictStore(EvaluationStore):
     ...     def __init__(self):
     ...         self.config, self.rows = None, {}
@@ -148,7 +148,7 @@ class EvaluationStore(ABC):
     ...             self.rows.setdefault((r.model, r.example), r)
     ...     def records(self):
     ...         return list(self.rows.values())
-    >>> from sklearn_riskcontrol.bandits import CallableOracle
+    >>> from sklearn_riskcontrol.evaluation import CallableOracle
     >>> store = DictStore()
     >>> oracle = CallableOracle(lambda i, J: J % 2, n_models=2, n_examples=4, store=store)
     >>> oracle.query(0, [1, 2])
@@ -221,8 +221,7 @@ class SQLiteStore(EvaluationStore):
     Examples
     --------
     >>> import os, tempfile
-    >>> from sklearn_riskcontrol.bandits import SQLiteStore
-    >>> from sklearn_riskcontrol.bandits.store import EvaluationRecord
+    >>> from sklearn_riskcontrol.evaluation import SQLiteStore, EvaluationRecord
     >>> path = os.path.join(tempfile.mkdtemp(), "run.db")
     >>> with SQLiteStore(path).open({"prompt": "v1"}) as store:
     ...     store.put_many([EvaluationRecord("m0", "e3", 1.0, 0.01, 0.0)])
@@ -232,7 +231,7 @@ class SQLiteStore(EvaluationStore):
     >>> SQLiteStore(path).open({"prompt": "v2"})      # a ValueError, what differs first
     Traceback (most recent call last):
     ...
-    sklearn_riskcontrol.bandits.store.ConfigMismatchError: SQLite store ... holds the evaluations of another run: it was created with prompt='v1'; this run has prompt='v2'. ...
+    sklearn_riskcontrol.evaluation._store.ConfigMismatchError: SQLite store ... holds the evaluations of another run: it was created with prompt='v1'; this run has prompt='v2'. ...
     """
 
     def __init__(
@@ -394,7 +393,7 @@ def as_store(store):
 
     Examples
     --------
-    >>> from sklearn_riskcontrol.bandits.store import as_store
+    >>> from sklearn_riskcontrol.evaluation._store import as_store
     >>> as_store("run.db")
     SQLiteStore('run.db')
     """
@@ -415,7 +414,7 @@ class RateLimiter:
 
     Examples
     --------
-    >>> from sklearn_riskcontrol.bandits.store import RateLimiter
+    >>> from sklearn_riskcontrol.evaluation._store import RateLimiter
     >>> now = [0.0]
     >>> limiter = RateLimiter(120, clock=lambda: now[0], sleep=lambda s: now.__setitem__(0, now[0] + s))
     >>> for _ in range(3):

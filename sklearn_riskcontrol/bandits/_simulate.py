@@ -181,7 +181,7 @@ def accuracy_curve(
 
     Examples
     --------
-    >>> from sklearn_riskcontrol.bandits.simulate import accuracy_curve
+    >>> from sklearn_riskcontrol.bandits import accuracy_curve
     >>> h1 = {"n_evaluations": [10, 20, 30], "best_index": [0, 1, 1]}
     >>> h2 = {"n_evaluations": [10, 20, 30], "best_index": [1, 0, 1]}
     >>> accuracy_curve([h1, h2], 1, [5, 10, 20, 30])[0]
@@ -212,7 +212,7 @@ def budget_to_reach(
 
     Examples
     --------
-    >>> from sklearn_riskcontrol.bandits.simulate import budget_to_reach
+    >>> from sklearn_riskcontrol.bandits import budget_to_reach
     >>> h1 = {"n_evaluations": [10, 20, 30], "best_index": [0, 1, 1]}
     >>> h2 = {"n_evaluations": [10, 20, 30], "best_index": [1, 0, 1]}
     >>> int(budget_to_reach([h1, h2], 1, level=0.9))
