@@ -408,7 +408,7 @@ def _margin(evalues, threshold, decided):
     return margin
 
 
-_SCORE_DOC_PARAMS = """
+_SCORE_DOC_PARAMS = """\
     estimator : estimator with ``predict``
         The model to deploy, already fitted (wrap it in
         :class:`sklearn.frozen.FrozenEstimator` to keep it fitted through ``clone`` /
@@ -428,14 +428,6 @@ _SCORE_DOC_PARAMS = """
         :class:`RewardAwareScore`. The guarantee holds for any score; a good one gives power.
     alpha : float in (0, 1), default=0.1
         Target risk level."""
-
-
-def _shared_params(cls):
-    cls.__doc__ = cls.__doc__.replace("__SHARED_PARAMS__", _SCORE_DOC_PARAMS)
-    return cls
-
-
-@_shared_params
 
 
 def pipeline_decide(pipeline: Pipeline, X: ArrayLike, **decide_params: Any) -> BoolArray:
