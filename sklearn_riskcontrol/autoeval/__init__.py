@@ -20,8 +20,8 @@ wrapped models are never refitted.
 Layout: :mod:`._arrays` is the array layer (the tests, confidence intervals and selection of the
 paper on loss arrays; re-exported by :mod:`sklearn_riskcontrol.evalues`), :mod:`._estimators`
 the estimators above, :mod:`._sessions` the label-until-certified sessions
-(:class:`LabelingSession`, :class:`SelectionSession`; also at :mod:`sklearn_riskcontrol.labeling`),
-and :mod:`._parcel` how the selector's parallel workers send fitted testers back.
+(:class:`LabelingSession`, :class:`SelectionSession`; also at :mod:`sklearn_riskcontrol.labeling`).
+The selector's parallel workers send fitted testers back with :mod:`sklearn_riskcontrol._parcel`.
 """
 
 from ._estimators import RAutoEvalPlus, RiskControlledModelSelector

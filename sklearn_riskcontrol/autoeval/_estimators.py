@@ -21,6 +21,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .._parallel import run_units
+from .._parcel import Parcel
 from .._progress import Progress
 from .._validation import (
     RANDOM_STATE,
@@ -48,7 +49,6 @@ from .._labels import (
     unlabeled_mask,
 )
 from ._arrays import _all_wrong_message, rautoeval_confidence_interval, rautoeval_test
-from ._parcel import TesterParcel
 from ..evalues.betting import WSR, FixedBet, UniversalPortfolio
 from ..evalues.testing import at_most, bonferroni, fixed_sequence
 from ..risks import RISK_NAMES, make_risk
@@ -699,7 +699,7 @@ def _shared_judge_labels(tester, X):
 
 
 def _run_tester(candidate, tester, level, X, y, judge_labels=None, sent=None):
-    """One candidate's test: (fitted tester in a :class:`TesterParcel`, or None; p-value).
+    """One candidate's test: (fitted tester in a ``Parcel``, or None; p-value).
     Warnings are summarised later. ``sent``: the dict the parcels a worker sends share.
 
     The template is copied *shallowly* (a new instance from ``get_params(deep=False)``), not
@@ -715,8 +715,8 @@ def _run_tester(candidate, tester, level, X, y, judge_labels=None, sent=None):
             else:
                 fitted._validate_params()
                 fitted._fit(X, y, judge_labels)
-            parcel = TesterParcel(fitted, candidate, params.get("autoevaluator"),
-                                  {} if sent is None else sent)
+            parcel = Parcel(fitted, {} if sent is None else sent, candidate=candidate,
+                            autoevaluator=params.get("autoevaluator"))
             return parcel, float(fitted.pvalue_)
         p = tester(candidate, X, y, delta=level)
     if isinstance(p, bool) or not isinstance(p, numbers.Real) or not (0.0 <= p <= 1.0):
@@ -995,7 +995,8 @@ class RiskControlledModelSelector(MetaEstimatorMixin, BaseEstimator):
         def record(i, out):  # True (FST: stop) when candidate order[i] is not certified
             k = order[i]
             parcel, pvalues[k] = out
-            testers[k] = None if parcel is None else parcel.unpack(self.estimators[k], judge)
+            if parcel is not None:
+                testers[k] = parcel.unpack(candidate=self.estimators[k], autoevaluator=judge)
             bar.update(i + 1, candidate=int(k), pvalue=float(pvalues[k]))
             return not at_most(pvalues[k], level)
 
