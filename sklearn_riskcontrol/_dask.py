@@ -1,7 +1,7 @@
 """What the library's parallel calls do differently when joblib's backend is Dask's.
 
 Both keep down the bytes that pass through the Dask scheduler. With the smaller results of
-:mod:`.autoeval._parcel`, on 2 local workers they took ``rautoeval_select`` from 1.27-1.42x to
+:mod:`._parcel`, on 2 local workers they took ``rautoeval_select`` from 1.27-1.42x to
 1.51x and the model selector (128 candidates) from 1.34x to 1.54x (CHANGELOG.md and
 benchmarks/RESULTS.md):
 

@@ -21,7 +21,10 @@ from sklearn.utils.validation import check_is_fitted
 
 __all__ = [
     "is_fitted",
+    "needs_fitting",
     "fit_clone",
+    "has_on",
+    "wrapped_estimator",
     "chunked_call",
     "portable",
     "copy_feature_info",
@@ -40,11 +43,37 @@ def is_fitted(estimator):
     return True
 
 
+def needs_fitting(obj):
+    """True if ``obj`` is an unfitted scikit-learn estimator, which a meta-estimator fits a clone
+    of; fitted estimators, duck-typed models (no ``get_params``), callables and None are used
+    as they are."""
+    return hasattr(obj, "fit") and hasattr(obj, "get_params") and not is_fitted(obj)
+
+
 def fit_clone(estimator, X, y, name):
     """Fit a clone of an unfitted ``estimator`` (the user's object is never modified)."""
     if not hasattr(estimator, "fit"):
         raise TypeError(f"`{name}` must be a scikit-learn estimator with `fit`; got {estimator!r}.")
     return clone(estimator).fit(X, y)
+
+
+def has_on(targets, attr):
+    """``available_if`` check of a delegating method: each of ``targets(self)`` has ``attr``.
+
+    ``targets(self)`` returns what the meta-estimator's method calls: its fitted model(s), or
+    before ``fit`` the parameter(s) they come from.
+    """
+
+    def check(self):
+        return all(hasattr(target, attr) for target in targets(self))
+
+    return check
+
+
+def wrapped_estimator(meta):
+    """The targets (see :func:`has_on`) of a meta-estimator wrapping one model: its fitted
+    ``estimator_``, before ``fit`` its ``estimator`` parameter."""
+    return (getattr(meta, "estimator_", meta.estimator),)
 
 
 def indexable_rows(X):

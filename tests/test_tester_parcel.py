@@ -1,6 +1,6 @@
 """Testers sent back from parallel workers in fewer bytes are restored exactly (issue #13).
 
-``RiskControlledModelSelector`` ships each candidate's fitted tester in a ``TesterParcel``
+``RiskControlledModelSelector`` ships each candidate's fitted tester in a ``_parcel.Parcel``
 (without the candidate, the template's auto-evaluator and repeated index arrays; 0-1 losses as
 bytes) and ``RAutoEvalResult`` pickles itself without its mixture weights. Whatever the backend,
 the testers a user gets must be the ones a sequential run fits, bit for bit.
@@ -18,8 +18,8 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LinearRegression, Ridge
 from sklearn.tree import DecisionTreeClassifier
 
-from sklearn_riskcontrol.autoeval import RAutoEvalPlus, RiskControlledModelSelector, _parcel, rautoeval_test
-from sklearn_riskcontrol import RiskControlWarning, _dask, _parallel
+from sklearn_riskcontrol.autoeval import RAutoEvalPlus, RiskControlledModelSelector, rautoeval_test
+from sklearn_riskcontrol import RiskControlWarning, _dask, _parallel, _parcel
 from sklearn_riskcontrol._bytes import same_bytes
 from sklearn_riskcontrol.risks import make_risk
 
@@ -99,16 +99,16 @@ def test_a_parcel_restores_the_fitted_tester_bit_for_bit(setup):
     fitted = [_fit(RAutoEvalPlus(c, autoevaluator=judge, alpha=0.3, delta=0.1, random_state=0,
                                  **options), X, y) for c in cands]
     sent = {}
-    parcels = _round_trip([_parcel.TesterParcel(f, c, judge, sent)
+    parcels = _round_trip([_parcel.Parcel(f, sent, candidate=c, autoevaluator=judge)
                            for f, c in zip(fitted, cands)])
     for f, c, parcel in zip(fitted, cands, parcels):
-        restored = parcel.unpack(c, judge)
+        restored = parcel.unpack(candidate=c, autoevaluator=judge)
         _assert_same_tester(f, restored)
         # The caller's own objects are back, as in a sequential fit.
         assert restored.estimator is c and restored.estimator_ is c
         assert restored.autoevaluator is judge
         assert (restored.autoevaluator_ is judge) == (f.autoevaluator_ is judge)
-        assert parcel.unpack(c, judge) is restored  # unpacked once
+        assert parcel.unpack(candidate=c, autoevaluator=judge) is restored  # unpacked once
 
 
 def test_continuous_losses_and_regression_round_trip():
@@ -121,7 +121,8 @@ def test_continuous_losses_and_regression_round_trip():
     fitted = _fit(RAutoEvalPlus(model, autoevaluator=judge, risk=make_risk("squared", scale=0.05),
                                 alpha=0.1, delta=0.1, random_state=0), X[700:], y_semi)
     assert not np.isin(fitted.loss_judge_unlabeled_, [0.0, 1.0]).all()  # really continuous
-    restored = _round_trip(_parcel.TesterParcel(fitted, model, judge, {})).unpack(model, judge)
+    parcel = _round_trip(_parcel.Parcel(fitted, {}, candidate=model, autoevaluator=judge))
+    restored = parcel.unpack(candidate=model, autoevaluator=judge)
     _assert_same_tester(fitted, restored)
 
 
@@ -131,13 +132,16 @@ def test_a_parcel_sends_far_fewer_bytes_and_restored_testers_share_no_array():
                    X, y) for c in cands]
     whole = len(pickle.dumps(fitted))
     sent = {}
-    packed = pickle.dumps([_parcel.TesterParcel(f, c, judge, sent) for f, c in zip(fitted, cands)])
+    packed = pickle.dumps([_parcel.Parcel(f, sent, candidate=c, autoevaluator=judge)
+                           for f, c in zip(fitted, cands)])
     # Measured 0.53 (the results' mixture weights are left out of both): no judge, no
     # candidates, the indices once, 0-1 losses in one byte instead of eight.
     assert len(packed) < 0.6 * whole
-    alone = len(pickle.dumps(_parcel.TesterParcel(fitted[1], cands[1], judge, {})))
+    alone = len(pickle.dumps(_parcel.Parcel(fitted[1], {}, candidate=cands[1],
+                                            autoevaluator=judge)))
     assert len(packed) < 3 * alone - 2 * fitted[0].unlabeled_indices_.nbytes  # indices once
-    restored = [p.unpack(c, judge) for p, c in zip(pickle.loads(packed), cands)]
+    restored = [p.unpack(candidate=c, autoevaluator=judge)
+                for p, c in zip(pickle.loads(packed), cands)]
     for a in restored:
         for b in restored:
             if a is not b:
@@ -158,10 +162,10 @@ def test_pack_keeps_negative_zero_nan_and_integer_dtypes():
     twin.signed_ = np.array([0.0, 1.0])
     twin.nan_, twin.ints_, twin.binary_ = fitted.nan_.copy(), fitted.ints_ + 0, np.ones(3)
     sent = {}
-    a, b = _round_trip([_parcel.TesterParcel(fitted, None, None, sent),
-                        _parcel.TesterParcel(twin, None, None, sent)])
-    _assert_same_tester(fitted, a.unpack(None, None))
-    _assert_same_tester(twin, b.unpack(None, None))
+    a, b = _round_trip([_parcel.Parcel(fitted, sent, candidate=None, autoevaluator=None),
+                        _parcel.Parcel(twin, sent, candidate=None, autoevaluator=None)])
+    _assert_same_tester(fitted, a.unpack(candidate=None, autoevaluator=None))
+    _assert_same_tester(twin, b.unpack(candidate=None, autoevaluator=None))
 
 
 def test_a_result_pickles_without_its_weights_only_when_they_follow_from_the_wealth():

@@ -21,8 +21,8 @@ Layout: :mod:`._arrays` is the array layer (:func:`rautoeval_test`,
 :func:`rautoeval_confidence_interval`, :func:`rautoeval_select`: the tests, confidence intervals
 and selection of the paper on loss arrays), :mod:`._estimators` the estimators above,
 :mod:`._sessions` the label-until-certified sessions (:class:`LabelingSession`,
-:class:`SelectionSession`), and :mod:`._parcel` how the selector's parallel workers send fitted
-testers back.
+:class:`SelectionSession`). The selector's parallel workers send fitted testers back with
+:mod:`sklearn_riskcontrol._parcel`.
 """
 
 from ._arrays import (

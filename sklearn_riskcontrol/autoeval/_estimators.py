@@ -21,6 +21,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .._parallel import run_units
+from .._parcel import Parcel
 from .._progress import Progress
 from .._validation import (
     RANDOM_STATE,
@@ -34,10 +35,12 @@ from .._wrapping import (
     chunked_call,
     copy_feature_info,
     fit_clone,
+    has_on,
     indexable_rows,
-    is_fitted,
     n_rows,
+    needs_fitting,
     tags_or_none,
+    wrapped_estimator,
 )
 from .._labels import (
     is_classification,
@@ -46,7 +49,6 @@ from .._labels import (
     unlabeled_mask,
 )
 from ._arrays import _all_wrong_message, rautoeval_confidence_interval, rautoeval_test
-from ._parcel import TesterParcel
 from ..evalues.betting import WSR, FixedBet, UniversalPortfolio
 from ..evalues.testing import at_most, bonferroni, fixed_sequence
 from ..risks import RISK_NAMES, make_risk
@@ -59,20 +61,6 @@ if TYPE_CHECKING:
 __all__ = ["RAutoEvalPlus", "RiskControlledModelSelector"]
 
 _METHOD_NAMES = {"plus": "R-AutoEval+", "autoeval": "R-AutoEval", "eval": "R-Eval"}
-
-
-# --------------------------------------------------------------------------------------------
-# Helpers
-# --------------------------------------------------------------------------------------------
-def _estimator_has(attr):
-    def check(self):
-        return hasattr(getattr(self, "estimator_", self.estimator), attr)
-
-    return check
-
-
-def _needs_fitting(obj):
-    return hasattr(obj, "fit") and hasattr(obj, "get_params") and not is_fitted(obj)
 
 
 # --------------------------------------------------------------------------------------------
@@ -321,7 +309,7 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
         self.risk_ = make_risk(self.risk)
         classification = is_classification(self.estimator, y)
         idx_lab, idx_unl = self._models_and_rows(X, y, classification, rng)
-        if judge_labels is not None and _needs_fitting(self.autoevaluator):
+        if judge_labels is not None and needs_fitting(self.autoevaluator):
             judge_labels = None  # labels of the unfitted template: this fit's judge differs
         pred_lab = self._losses(X, y, idx_lab, idx_unl, classification, judge_labels)
         all_wrong = (_all_wrong_message(f"(all {self.loss_labeled_.size})")
@@ -366,7 +354,7 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
         idx_lab, idx_unl = labeled_and_unlabeled(y, classification,
                                                   "the test needs human-labeled rows")
         model, judge = self.estimator, self.autoevaluator if uses_judge else None
-        if _needs_fitting(model) or _needs_fitting(judge):
+        if needs_fitting(model) or needs_fitting(judge):
             idx_train, idx_lab = train_test_split(
                 idx_lab, test_size=self.calib_size, random_state=rng
             )
@@ -377,9 +365,9 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
                     "sklearn.frozen.FrozenEstimator(model)) or more labeled rows."
                 )
             X_train, y_train = _safe_indexing(X, idx_train), y[idx_train]
-            if _needs_fitting(model):
+            if needs_fitting(model):
                 model = fit_clone(model, X_train, y_train, "estimator")
-            if _needs_fitting(judge):
+            if needs_fitting(judge):
                 judge = fit_clone(judge, X_train, y_train, "autoevaluator")
             idx_lab = np.sort(idx_lab)
         if classification and hasattr(model, "classes_") and idx_unl.size:
@@ -628,25 +616,25 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
         check_is_fitted(self, "estimator_")
         return self.estimator_.predict(X)
 
-    @available_if(_estimator_has("predict_proba"))
+    @available_if(has_on(wrapped_estimator, "predict_proba"))
     def predict_proba(self, X: ArrayLike) -> FloatArray:
         """Class probabilities of the wrapped classifier."""
         check_is_fitted(self, "estimator_")
         return self.estimator_.predict_proba(X)
 
-    @available_if(_estimator_has("predict_log_proba"))
+    @available_if(has_on(wrapped_estimator, "predict_log_proba"))
     def predict_log_proba(self, X: ArrayLike) -> FloatArray:
         """Log class probabilities of the wrapped classifier."""
         check_is_fitted(self, "estimator_")
         return self.estimator_.predict_log_proba(X)
 
-    @available_if(_estimator_has("decision_function"))
+    @available_if(has_on(wrapped_estimator, "decision_function"))
     def decision_function(self, X: ArrayLike) -> FloatArray:
         """Decision function of the wrapped model."""
         check_is_fitted(self, "estimator_")
         return self.estimator_.decision_function(X)
 
-    @available_if(_estimator_has("score"))
+    @available_if(has_on(wrapped_estimator, "score"))
     def score(self, X: ArrayLike, y: ArrayLike, **kwargs: Any) -> float:
         """The wrapped model's ``score`` (e.g. accuracy)."""
         check_is_fitted(self, "estimator_")
@@ -673,14 +661,11 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
 # --------------------------------------------------------------------------------------------
 # Model selection
 # --------------------------------------------------------------------------------------------
-def _candidates_have(attr):
-    def check(self):
-        sel = getattr(self, "selected_estimator_", None)
-        if sel is not None:
-            return hasattr(sel, attr)
-        return all(hasattr(e, attr) for e in self.estimators)
-
-    return check
+def _candidates(selector):
+    """The targets (see ``has_on``) of the selector's delegating methods: the selected candidate
+    once there is one, else every candidate."""
+    selected = getattr(selector, "selected_estimator_", None)
+    return selector.estimators if selected is None else (selected,)
 
 
 @contextmanager
@@ -703,7 +688,7 @@ def _shared_judge_labels(tester, X):
     if not isinstance(tester, RAutoEvalPlus) or tester.method == "eval":
         return None
     judge = tester.autoevaluator
-    if judge is None or _needs_fitting(judge):
+    if judge is None or needs_fitting(judge):
         return None
     labels = raw_judge_labels(judge, X, tester.n_jobs)
     if labels.ndim == 2 and labels.shape[1] == 1:
@@ -714,7 +699,7 @@ def _shared_judge_labels(tester, X):
 
 
 def _run_tester(candidate, tester, level, X, y, judge_labels=None, sent=None):
-    """One candidate's test: (fitted tester in a :class:`TesterParcel`, or None; p-value).
+    """One candidate's test: (fitted tester in a ``Parcel``, or None; p-value).
     Warnings are summarised later. ``sent``: the dict the parcels a worker sends share.
 
     The template is copied *shallowly* (a new instance from ``get_params(deep=False)``), not
@@ -730,8 +715,8 @@ def _run_tester(candidate, tester, level, X, y, judge_labels=None, sent=None):
             else:
                 fitted._validate_params()
                 fitted._fit(X, y, judge_labels)
-            parcel = TesterParcel(fitted, candidate, params.get("autoevaluator"),
-                                  {} if sent is None else sent)
+            parcel = Parcel(fitted, {} if sent is None else sent, candidate=candidate,
+                            autoevaluator=params.get("autoevaluator"))
             return parcel, float(fitted.pvalue_)
         p = tester(candidate, X, y, delta=level)
     if isinstance(p, bool) or not isinstance(p, numbers.Real) or not (0.0 <= p <= 1.0):
@@ -1010,7 +995,8 @@ class RiskControlledModelSelector(MetaEstimatorMixin, BaseEstimator):
         def record(i, out):  # True (FST: stop) when candidate order[i] is not certified
             k = order[i]
             parcel, pvalues[k] = out
-            testers[k] = None if parcel is None else parcel.unpack(self.estimators[k], judge)
+            if parcel is not None:
+                testers[k] = parcel.unpack(candidate=self.estimators[k], autoevaluator=judge)
             bar.update(i + 1, candidate=int(k), pvalue=float(pvalues[k]))
             return not at_most(pvalues[k], level)
 
@@ -1099,27 +1085,27 @@ class RiskControlledModelSelector(MetaEstimatorMixin, BaseEstimator):
         return self.selected_estimator_
 
     # -- delegation ----------------------------------------------------------------------------
-    @available_if(_candidates_have("predict"))
+    @available_if(has_on(_candidates, "predict"))
     def predict(self, X: ArrayLike) -> NDArray[Any]:
         """Predictions of the selected candidate."""
         return self._selected().predict(X)
 
-    @available_if(_candidates_have("predict_proba"))
+    @available_if(has_on(_candidates, "predict_proba"))
     def predict_proba(self, X: ArrayLike) -> FloatArray:
         """Class probabilities of the selected candidate."""
         return self._selected().predict_proba(X)
 
-    @available_if(_candidates_have("predict_log_proba"))
+    @available_if(has_on(_candidates, "predict_log_proba"))
     def predict_log_proba(self, X: ArrayLike) -> FloatArray:
         """Log class probabilities of the selected candidate."""
         return self._selected().predict_log_proba(X)
 
-    @available_if(_candidates_have("decision_function"))
+    @available_if(has_on(_candidates, "decision_function"))
     def decision_function(self, X: ArrayLike) -> FloatArray:
         """Decision function of the selected candidate."""
         return self._selected().decision_function(X)
 
-    @available_if(_candidates_have("score"))
+    @available_if(has_on(_candidates, "score"))
     def score(self, X: ArrayLike, y: ArrayLike, **kwargs: Any) -> float:
         """The selected candidate's ``score``."""
         return self._selected().score(X, y, **kwargs)

@@ -7,13 +7,15 @@ import numpy as np
 
 from ._base import _COMMON_ATTRS_DOC, _COMMON_PARAMS_DOC, _argmax, _BaseStrategy
 from ._ucbe import _ENSEMBLE_ATTRS_DOC, _ENSEMBLE_PARAMS_DOC, _EnsembleStrategy
+from .._docstrings import fill_doc
 from .._typing import RandomStateLike
 
 __all__ = ["UniformSampling", "FilledSubset", "UniformLRF"]
 
 
+@fill_doc(common_params=_COMMON_PARAMS_DOC.format(batch=64), common_attrs=_COMMON_ATTRS_DOC)
 class UniformSampling(_BaseStrategy):
-    __doc__ = f"""Uniform baseline: score uniformly random (model, example) cells.
+    """Uniform baseline: score uniformly random (model, example) cells.
 
     The cells are drawn uniformly without replacement from all (available) cells, ``batch_size``
     per step, and the model with the best observed mean is returned. This is the "uniform"
@@ -22,11 +24,11 @@ class UniformSampling(_BaseStrategy):
 
     Parameters
     ----------
-{_COMMON_PARAMS_DOC.format(batch=64)}
+{common_params}
 
     Attributes
     ----------
-{_COMMON_ATTRS_DOC}
+{common_attrs}
 
     Examples
     --------
@@ -102,8 +104,9 @@ class UniformSampling(_BaseStrategy):
         return _argmax(st.best_key, st.priority)
 
 
+@fill_doc(common_params=_COMMON_PARAMS_DOC.format(batch=1), common_attrs=_COMMON_ATTRS_DOC)
 class FilledSubset(UniformSampling):
-    __doc__ = f"""Filled-subset baseline: score every model on the same random examples.
+    """Filled-subset baseline: score every model on the same random examples.
 
     Zhou et al.'s "Filled Subset" (Algorithm 4): each step draws ``batch_size`` examples
     uniformly without replacement among those not drawn yet and scores *every* model on them (an
@@ -115,11 +118,11 @@ class FilledSubset(UniformSampling):
 
     Parameters
     ----------
-{_COMMON_PARAMS_DOC.format(batch=1)}
+{common_params}
 
     Attributes
     ----------
-{_COMMON_ATTRS_DOC}
+{common_attrs}
 
     See Also
     --------
@@ -198,8 +201,14 @@ class FilledSubset(UniformSampling):
         return r.astype(np.int64), cols[k], None
 
 
+@fill_doc(
+    common_params=_COMMON_PARAMS_DOC.format(batch=32),
+    ensemble_params=_ENSEMBLE_PARAMS_DOC,
+    common_attrs=_COMMON_ATTRS_DOC,
+    ensemble_attrs=_ENSEMBLE_ATTRS_DOC,
+)
 class UniformLRF(_EnsembleStrategy):
-    __doc__ = f"""Non-active low-rank baseline: uniformly random cells, low-rank estimate.
+    """Non-active low-rank baseline: uniformly random cells, low-rank estimate.
 
     Zhou et al.'s "LRF" baseline (Algorithm 5): the cells are chosen as by
     :class:`UniformSampling` (uniformly without replacement among the unscored cells, all of the
@@ -215,13 +224,13 @@ class UniformLRF(_EnsembleStrategy):
 
     Parameters
     ----------
-{_COMMON_PARAMS_DOC.format(batch=32)}
-{_ENSEMBLE_PARAMS_DOC}
+{common_params}
+{ensemble_params}
 
     Attributes
     ----------
-{_COMMON_ATTRS_DOC}
-{_ENSEMBLE_ATTRS_DOC}
+{common_attrs}
+{ensemble_attrs}
 
     See Also
     --------

@@ -37,6 +37,7 @@ from ._intervals import (
     vacuous_intervals,
     warn_vacuous,
 )
+from .._docstrings import fill_doc
 from .._validation import as_float_array, check_binary, check_level, warn
 from ..evaluation import MatrixOracle
 from .lowrank import (
@@ -410,8 +411,15 @@ _LOWRANK_PARAMS_DOC = """\
         Alternating sweeps when fitting the example factors."""
 
 
+@fill_doc(
+    common_params=_COMMON_PARAMS_DOC.format(batch=64),
+    lowrank_params=_LOWRANK_PARAMS_DOC,
+    stop_params=_STOP_DOC,
+    common_attrs=_COMMON_ATTRS_DOC,
+    stop_attrs=_STOP_ATTRS_DOC,
+)
 class PULSE(_CertifyMixin, _LowRankBandit):
-    __doc__ = f"""PULSE: prediction-powered unbiased low-rank sequential evaluation.
+    """PULSE: prediction-powered unbiased low-rank sequential evaluation.
 
     UCB-E over models in which each model's mean is estimated by averaging one-step
     doubly-robust (AIPW) estimates that use low-rank predictions ``S_hat`` of the unscored cells:
@@ -427,14 +435,14 @@ class PULSE(_CertifyMixin, _LowRankBandit):
 
     Parameters
     ----------
-{_COMMON_PARAMS_DOC.format(batch=64)}
-{_LOWRANK_PARAMS_DOC}
-{_STOP_DOC}
+{common_params}
+{lowrank_params}
+{stop_params}
 
     Attributes
     ----------
-{_COMMON_ATTRS_DOC}
-{_STOP_ATTRS_DOC}
+{common_attrs}
+{stop_attrs}
     n_pulls_ : ndarray of shape (n_models,)
         Number of one-step estimates averaged per model (warm-up included).
     lambdas_ : ndarray of shape (n_models,)
@@ -719,8 +727,13 @@ def _ville_grid(n, delta):
     return np.sqrt(2.0 * L / (v_min * 4.0 ** np.arange(n_grid))), L
 
 
+@fill_doc(
+    common_params=_COMMON_PARAMS_DOC.format(batch=64),
+    lowrank_params=_LOWRANK_PARAMS_DOC,
+    common_attrs=_COMMON_ATTRS_DOC,
+)
 class NaivePooling(_LowRankBandit):
-    __doc__ = f"""Naive-Pooling baseline: UCB-E on ``(sum_O S + sum_U S_hat) / n`` (biased).
+    """Naive-Pooling baseline: UCB-E on ``(sum_O S + sum_U S_hat) / n`` (biased).
 
     Same bandit, batch design and low-rank model as :class:`PULSE`, but the predictions of the
     unscored cells are plugged in as if they were true scores. When the predictions are biased
@@ -728,12 +741,12 @@ class NaivePooling(_LowRankBandit):
 
     Parameters
     ----------
-{_COMMON_PARAMS_DOC.format(batch=64)}
-{_LOWRANK_PARAMS_DOC}
+{common_params}
+{lowrank_params}
 
     Attributes
     ----------
-{_COMMON_ATTRS_DOC}
+{common_attrs}
     factorization_ : LowRankFactorization
     n_refits_ : int
     rank_ : int or None

@@ -17,7 +17,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_array, check_is_fitted, column_or_1d
 
 from .._validation import RANDOM_STATE, check_labels, check_random_state
-from .._wrapping import copy_feature_info, fit_clone, is_fitted
+from .._wrapping import copy_feature_info, fit_clone, has_on, is_fitted
 from ._pulse import PULSE
 from ..evaluation import EstimatorOracle
 from ..evaluation import EvaluationStore
@@ -34,13 +34,12 @@ def _is_fitted(est):
     return is_fitted(est) or not hasattr(est, "fit")
 
 
-def _best_has(attr):
-    def check(self):
-        if hasattr(self, "best_estimator_"):
-            return hasattr(self.best_estimator_, attr)
-        return all(hasattr(e, attr) for e in self.estimators)
-
-    return check
+def _best(selector):
+    """The targets (see ``has_on``) of the delegating methods: the selected model once fitted,
+    else every candidate."""
+    if hasattr(selector, "best_estimator_"):
+        return (selector.best_estimator_,)
+    return selector.estimators
 
 
 class BestModelSelector(MetaEstimatorMixin, BaseEstimator):
@@ -282,31 +281,31 @@ class BestModelSelector(MetaEstimatorMixin, BaseEstimator):
         b = max(1, min(16, n_pool // 4))
         return PULSE(budget=0.3, batch_size=b, rank=2, fractional_scores=True, random_state=rng)
 
-    @available_if(_best_has("predict"))
+    @available_if(has_on(_best, "predict"))
     def predict(self, X: ArrayLike) -> NDArray[Any]:
         """Predictions of the selected model."""
         check_is_fitted(self)
         return self.best_estimator_.predict(X)
 
-    @available_if(_best_has("predict_proba"))
+    @available_if(has_on(_best, "predict_proba"))
     def predict_proba(self, X: ArrayLike) -> FloatArray:
         """Class probabilities of the selected model."""
         check_is_fitted(self)
         return self.best_estimator_.predict_proba(X)
 
-    @available_if(_best_has("predict_log_proba"))
+    @available_if(has_on(_best, "predict_log_proba"))
     def predict_log_proba(self, X: ArrayLike) -> FloatArray:
         """Log class probabilities of the selected model."""
         check_is_fitted(self)
         return self.best_estimator_.predict_log_proba(X)
 
-    @available_if(_best_has("decision_function"))
+    @available_if(has_on(_best, "decision_function"))
     def decision_function(self, X: ArrayLike) -> FloatArray:
         """Decision function of the selected model."""
         check_is_fitted(self)
         return self.best_estimator_.decision_function(X)
 
-    @available_if(_best_has("score"))
+    @available_if(has_on(_best, "score"))
     def score(self, X: ArrayLike, y: ArrayLike, **kwargs: Any) -> float:
         """The selected model's ``score``."""
         check_is_fitted(self)

@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import _COMMON_ATTRS_DOC, _COMMON_PARAMS_DOC, _argmax, _auto_period, _BaseStrategy
 from ._intervals import _STOP_ATTRS_DOC, _STOP_DOC, _CertifyMixin, warn_vacuous
+from .._docstrings import fill_doc
 from .._validation import check_level
 from .._typing import FloatArray, RandomStateLike
 
@@ -28,8 +29,14 @@ def _single_blas_thread():
     return _THREADPOOLS[0].limit(limits=1, user_api="blas")
 
 
+@fill_doc(
+    common_params=_COMMON_PARAMS_DOC.format(batch=64),
+    stop_params=_STOP_DOC,
+    common_attrs=_COMMON_ATTRS_DOC,
+    stop_attrs=_STOP_ATTRS_DOC,
+)
 class UCBE(_CertifyMixin, _BaseStrategy):
-    __doc__ = f"""UCB-E best-model identification from observed scores only.
+    """UCB-E best-model identification from observed scores only.
 
     At each step the model with the largest index ``mean_i + sqrt(exploration / |O_i|)`` is
     scored on ``batch_size`` new examples drawn uniformly without replacement from the examples it
@@ -39,15 +46,15 @@ class UCBE(_CertifyMixin, _BaseStrategy):
 
     Parameters
     ----------
-{_COMMON_PARAMS_DOC.format(batch=64)}
+{common_params}
     exploration : float, default=1.0
         Exploration parameter ``a`` of the index.
-{_STOP_DOC}
+{stop_params}
 
     Attributes
     ----------
-{_COMMON_ATTRS_DOC}
-{_STOP_ATTRS_DOC}
+{common_attrs}
+{stop_attrs}
 
     See Also
     --------
@@ -401,8 +408,14 @@ class _EnsembleStrategy(_BaseStrategy):
             self.uncertainties_ = st.R.copy()
 
 
+@fill_doc(
+    common_params=_COMMON_PARAMS_DOC.format(batch=32),
+    ensemble_params=_ENSEMBLE_PARAMS_DOC,
+    common_attrs=_COMMON_ATTRS_DOC,
+    ensemble_attrs=_ENSEMBLE_ATTRS_DOC,
+)
 class UCBELRF(_EnsembleStrategy):
-    __doc__ = f"""UCB-E-LRF: UCB-E with a low-rank ensemble choosing models and examples.
+    """UCB-E-LRF: UCB-E with a low-rank ensemble choosing models and examples.
 
     A warm-up scores ``warmup_fraction`` of all cells uniformly at random. Then an ensemble of
     ``n_members`` rank-``rank`` ridge ALS factorizations (each leaving out a random ``drop_rate``
@@ -424,31 +437,31 @@ class UCBELRF(_EnsembleStrategy):
 
     Parameters
     ----------
-{_COMMON_PARAMS_DOC.format(batch=32)}
+{common_params}
     eta : float, default=5.0
         Weight of the uncertainty in the index. With ``acquisition="score_only"``, the
         exploration parameter of the UCB-E bonus ``sqrt(eta / |O_i|)`` instead (pass
         ``eta=1.0``, UCB-E's value in the paper, as ``benchmarks/bench_bandits_ablations.py``
         does: the default 5 explores more).
-    acquisition : {{"uncertainty", "score_only"}}, default="uncertainty"
+    acquisition : {"uncertainty", "score_only"}, default="uncertainty"
         ``"uncertainty"``: UCB-E-LRF (Zhou et al. Alg. 2), the index above and the
         ``batch_size`` unscored examples of largest ``R``. ``"score_only"``: the paper's
         "UCB-E-LRF (Score Only)" ablation (Alg. 6): the uncertainty plays no part; the index is
         UCB-E's, on the low-rank estimate, ``(1/n)[sum_(O_i) S + sum_(U_i) E_hat] +
         sqrt(eta / |O_i|)`` (infinite for a model with no score yet), and the batch is drawn
         uniformly without replacement from the model's unscored examples.
-    uncertainty_cells : {{"unscored", "all"}}, default="unscored"
+    uncertainty_cells : {"unscored", "all"}, default="unscored"
         Cells whose uncertainties the index sums (``acquisition="uncertainty"`` only).
         ``"unscored"``: ``eta sum_(U_i) R``, the uncertainty of what is still predicted.
         ``"all"``: ``eta sum_j R[i, j]`` over all the model's cells, scored ones included, as
         Algorithm 2 is printed (the ensemble's spread on a scored cell does not affect the
         estimate, so this favours models whose observed cells the members fit differently).
-{_ENSEMBLE_PARAMS_DOC}
+{ensemble_params}
 
     Attributes
     ----------
-{_COMMON_ATTRS_DOC}
-{_ENSEMBLE_ATTRS_DOC}
+{common_attrs}
+{ensemble_attrs}
 
     See Also
     --------

@@ -20,7 +20,14 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 from .._bytes import same_bytes
 from .._labels import class_index, missing_marks
 from .._validation import RANDOM_STATE, check_labels, check_random_state, show, warn
-from .._wrapping import copy_feature_info, indexable_rows, is_fitted, n_rows
+from .._wrapping import (
+    copy_feature_info,
+    has_on,
+    indexable_rows,
+    is_fitted,
+    n_rows,
+    wrapped_estimator,
+)
 from ._learners import STRATEGIES, make_learner
 from ._monitor import ON_DRIFT, MissRateMonitor, _replay_monitored
 from .._typing import BoolArray, Estimator, FloatArray, RandomStateLike
@@ -70,13 +77,10 @@ def _cacheable(X):
     )
 
 
-def _wrapped_has(attr):
-    def check(self):
-        if isinstance(self.estimator, str):  # "precomputed"
-            return False
-        return hasattr(getattr(self, "estimator_", self.estimator), attr)
-
-    return check
+def _wrapped(sps):
+    """The targets (see ``has_on``) of the delegating methods: none that has a method with
+    ``"precomputed"`` (even for an estimator fitted before ``set_params``)."""
+    return (None,) if sps._precomputed else wrapped_estimator(sps)
 
 
 class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
@@ -815,7 +819,7 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
             return self.classes_[np.argmax(self._label_scores(X), axis=1)]
         return self.estimator_.predict(X)
 
-    @available_if(_wrapped_has("predict_proba"))
+    @available_if(has_on(_wrapped, "predict_proba"))
     def predict_proba(self, X: ArrayLike) -> FloatArray:
         """Class probabilities of the wrapped classifier.
 

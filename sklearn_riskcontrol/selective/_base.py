@@ -30,10 +30,12 @@ from .._wrapping import (
     chunked_call,
     copy_feature_info,
     fit_clone,
+    has_on,
     indexable_rows,
-    is_fitted,
     n_rows,
+    needs_fitting,
     tags_or_none,
+    wrapped_estimator,
 )
 from ..risks import RISK_NAMES, make_risk
 from ._groups import GROUPS_CONSTRAINT, check_groups_inputs, fit_groups, group_report
@@ -44,14 +46,6 @@ if TYPE_CHECKING:
     from typing_extensions import Self  # typing.Self: Python >= 3.11
 
 __all__ = ["pipeline_decide"]
-
-
-def _estimator_has(attr):
-    def check(self):
-        model = getattr(self, "estimator_", self.estimator)
-        return hasattr(model, attr)
-
-    return check
 
 
 class _DeploymentBase(MetaEstimatorMixin, BaseEstimator):
@@ -71,9 +65,6 @@ class _DeploymentBase(MetaEstimatorMixin, BaseEstimator):
     _supports_shift = True
 
     # -- calibration -------------------------------------------------------------------------
-    def _needs_fitting(self, obj):
-        return hasattr(obj, "fit") and hasattr(obj, "get_params") and not is_fitted(obj)
-
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(
         self,
@@ -148,7 +139,7 @@ class _DeploymentBase(MetaEstimatorMixin, BaseEstimator):
         """Fit clones of unfitted models on a split of the rows (``calib_size`` calibrate);
         return the calibration rows ``X_cal``, ``y_cal`` and their index in ``X``."""
         weight_est = getattr(self, "weight_estimator", None)
-        if not any(self._needs_fitting(o) for o in (self.estimator, self.risk_score, weight_est)):
+        if not any(needs_fitting(o) for o in (self.estimator, self.risk_score, weight_est)):
             self._fit_missing(None, None, X_target)
             return X, y, slice(None)  # every row calibrates, in order: no copy of X
         n = n_rows(X)
@@ -218,11 +209,11 @@ class _DeploymentBase(MetaEstimatorMixin, BaseEstimator):
     def _fit_missing(self, X_train, y_train, X_target):
         """Use fitted models as they are; fit clones of unfitted ones on the training split."""
         model = self.estimator
-        if self._needs_fitting(model):
+        if needs_fitting(model):
             model = fit_clone(model, X_train, y_train, "estimator")
         self.estimator_ = model
         score = self.risk_score
-        if self._needs_fitting(score):
+        if needs_fitting(score):
             # The risk predictor learns the wrapped model's risk on the training split.
             score = fit_clone(score, X_train, self.risk_(y_train, model.predict(X_train)), "risk_score")
         elif isinstance(score, str) and not hasattr(model, "predict_proba"):
@@ -232,7 +223,7 @@ class _DeploymentBase(MetaEstimatorMixin, BaseEstimator):
             )
         self.risk_score_ = score
         weight_est = getattr(self, "weight_estimator", None)
-        if self._needs_fitting(weight_est):
+        if needs_fitting(weight_est):
             if X_target is None:
                 raise ValueError(
                     "An unfitted `weight_estimator` needs `X_target` (unlabeled rows from the test "
@@ -346,7 +337,7 @@ class _DeploymentBase(MetaEstimatorMixin, BaseEstimator):
         check_is_fitted(self, "estimator_")
         return self.estimator_.predict(X)
 
-    @available_if(_estimator_has("predict_proba"))
+    @available_if(has_on(wrapped_estimator, "predict_proba"))
     def predict_proba(self, X: ArrayLike) -> FloatArray:
         """Class probabilities of the wrapped classifier."""
         check_is_fitted(self, "estimator_")
@@ -417,7 +408,7 @@ def _margin(evalues, threshold, decided):
     return margin
 
 
-_SCORE_DOC_PARAMS = """
+_SCORE_DOC_PARAMS = """\
     estimator : estimator with ``predict``
         The model to deploy, already fitted (wrap it in
         :class:`sklearn.frozen.FrozenEstimator` to keep it fitted through ``clone`` /
@@ -437,14 +428,6 @@ _SCORE_DOC_PARAMS = """
         :class:`RewardAwareScore`. The guarantee holds for any score; a good one gives power.
     alpha : float in (0, 1), default=0.1
         Target risk level."""
-
-
-def _shared_params(cls):
-    cls.__doc__ = cls.__doc__.replace("__SHARED_PARAMS__", _SCORE_DOC_PARAMS)
-    return cls
-
-
-@_shared_params
 
 
 def pipeline_decide(pipeline: Pipeline, X: ArrayLike, **decide_params: Any) -> BoolArray:

@@ -12,6 +12,7 @@ from numpy.typing import ArrayLike
 from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
+from .._docstrings import fill_doc
 from .._labels import (
     is_classification,
     labeled_and_unlabeled,
@@ -27,7 +28,7 @@ from .._wrapping import (
     indexable_rows,
     n_rows,
 )
-from ._base import _DeploymentBase, _shared_params
+from ._base import _SCORE_DOC_PARAMS, _DeploymentBase
 from ._bounds import concentration_threshold, nothing_certified_said_later
 from ._groups import (
     _MAX_NAMED,
@@ -345,7 +346,7 @@ class _ConcentrationBase(_DeploymentBase):
         return self.threshold_ - scores
 
 
-@_shared_params
+@fill_doc(score_params=_SCORE_DOC_PARAMS)
 class ConcentrationMDR(_ConcentrationBase):
     """PAC control of MDR: deploy where ``s(x) <= t_hat`` (Learn-then-Test, or paper App. D.4).
 
@@ -359,7 +360,8 @@ class ConcentrationMDR(_ConcentrationBase):
     :func:`~sklearn_riskcontrol.selective.concentration_threshold` for every option.
 
     Parameters
-    ----------__SHARED_PARAMS__
+    ----------
+{score_params}
     delta : float in (0, 1), default=0.1
         Failure probability.
     bound : {"auto", "binomial", "hoeffding_bentkus", "wsr", "hoeffding", "rademacher", \
@@ -440,7 +442,7 @@ class ConcentrationMDR(_ConcentrationBase):
     _target = "mdr"
 
 
-@_shared_params
+@fill_doc(score_params=_SCORE_DOC_PARAMS)
 class ConcentrationSDR(_ConcentrationBase):
     """PAC selective risk control: deploy where ``s(x) <= t_hat`` (Learn-then-Test, App. D.4).
 
@@ -469,7 +471,8 @@ class ConcentrationSDR(_ConcentrationBase):
     :func:`~sklearn_riskcontrol.selective.concentration_threshold`.
 
     Parameters
-    ----------__SHARED_PARAMS__
+    ----------
+{score_params}
     delta, bound, grid, n_draws, calib_size, random_state, n_jobs, verbose, auto_evaluator
         See :class:`ConcentrationMDR` (default grid: the calibration scores for the binomial
         and Hoeffding-Bentkus bounds, see above; 100 points on [0, 1], fixed in advance, for

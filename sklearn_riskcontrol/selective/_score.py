@@ -12,6 +12,7 @@ from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._docstrings import fill_doc
 from .._labels import class_index
 from .._typing import BoolArray, Estimator, FloatArray, RandomStateLike
 from .._validation import (
@@ -26,7 +27,7 @@ from .._wrapping import (
 )
 from ..evalues.testing import boost_evalues, ebh
 from ..risks import make_risk
-from ._base import _DeploymentBase, _margin, _shared_params
+from ._base import _SCORE_DOC_PARAMS, _DeploymentBase, _margin
 from ._conformal import (
     _positive_attainable,
     mdr_decisions,
@@ -94,7 +95,7 @@ def _grouped(est, X, shift_weights, method):
     return by_group(est, X, method, 0.0 if method == "evalues" else -np.inf)
 
 
-@_shared_params
+@fill_doc(score_params=_SCORE_DOC_PARAMS)
 class SCoREMDR(_DeploymentBase):
     """SCoRE with marginal deployment risk (MDR) control.
 
@@ -105,7 +106,8 @@ class SCoREMDR(_DeploymentBase):
     in O((n + m) log n).
 
     Parameters
-    ----------__SHARED_PARAMS__
+    ----------
+{score_params}
     gamma : float in (0, 1), optional
         Plug-in level of the e-value; defaults to ``alpha`` (optimal, paper Thm. 4.6).
     attainable : None, "binary" or array-like of floats in [0, 1], default=None
@@ -224,6 +226,7 @@ class SCoREMDR(_DeploymentBase):
 
     _target = "mdr"  # the risk it controls (read by plotting.plot_group_deployment)
 
+    @fill_doc(base=_DeploymentBase.fit.__doc__)
     def fit(
         self,
         X: ArrayLike,
@@ -232,11 +235,10 @@ class SCoREMDR(_DeploymentBase):
         shift_weights: ArrayLike | None = None,
         X_target: ArrayLike | None = None,
     ) -> Self:
+        """{base}"""
         super().fit(X, y, shift_weights=shift_weights, X_target=X_target)
         _warn_small_groups(self)
         return self
-
-    fit.__doc__ = _DeploymentBase.fit.__doc__
 
     def _gamma(self):
         return self.alpha if self.gamma is None else self.gamma
@@ -395,7 +397,7 @@ class SCoREMDR(_DeploymentBase):
         return _margin(e, 1.0 / self.alpha, self.decide(X, shift_weights=shift_weights))
 
 
-@_shared_params
+@fill_doc(score_params=_SCORE_DOC_PARAMS)
 class SCoRESDR(_DeploymentBase):
     """SCoRE with selective deployment risk (SDR) control over a test batch.
 
@@ -415,7 +417,8 @@ class SCoRESDR(_DeploymentBase):
     ``boosting=None``; :meth:`evalues` (not boosted) draws nothing.
 
     Parameters
-    ----------__SHARED_PARAMS__
+    ----------
+{score_params}
     gamma : float > 0, optional
         Plug-in level of the e-values; defaults to ``alpha``. Any ``gamma > 0`` is valid (paper
         Thm. 5.1), ``gamma >= 1`` included. Without boosting, the power above ``alpha``

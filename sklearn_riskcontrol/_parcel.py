@@ -1,37 +1,46 @@
-"""A candidate's fitted tester on its way back from a parallel task, in fewer bytes.
+"""A fitted object on its way back from a parallel task, in fewer bytes.
 
-:class:`RiskControlledModelSelector` runs the candidates' tests in worker processes, and each
-returns its fitted tester: about 1.3 MB at 20,000 rows. Of that, the calling process already
-holds the candidate and the template's fitted auto-evaluator; the row indices are the same for
-every candidate; and 0-1 losses fit in one byte each (the test's result pickles itself without
-the mixture weights, see ``RAutoEvalResult.__reduce__``). Sending it all back cost the Dask run
-much of its speed-up (CHANGELOG.md). A :class:`TesterParcel` is pickled without those
-redundancies, and the caller restores the very same tester with :meth:`TesterParcel.unpack`.
-In-process (sequential or threaded) runs never pickle it and get the tester untouched.
+A task in a worker process returns what it fitted, e.g. each candidate's fitted tester in
+:class:`~sklearn_riskcontrol.RiskControlledModelSelector`: about 1.3 MB at 20,000 rows. Of that,
+the calling process already holds some objects the fitted one refers to (there, the candidate
+and the template's fitted auto-evaluator); the tasks of a worker return equal arrays (the row
+indices); and 0-1 floats fit in one byte each. Sending it all back cost the Dask run much of
+its speed-up (CHANGELOG.md). A :class:`Parcel` is pickled without those redundancies, and the
+caller restores the very same object with :meth:`Parcel.unpack`. In-process (sequential or
+threaded) runs never pickle it and get the object untouched.
 """
 
 import numpy as np
 
-from .._bytes import same_bytes
+from ._bytes import same_bytes
 
-__all__ = ["TesterParcel"]
+__all__ = ["Parcel"]
 
 
-class TesterParcel:
-    """``fitted``, a tester fitted on ``candidate`` from a template that held
-    ``autoevaluator``, as a parallel task returns it.
+class Parcel:
+    """``fitted``, an object a parallel task returns, knowing the objects the caller holds.
 
-    Pickled, it leaves out the attributes that are ``candidate`` or ``autoevaluator``
-    themselves, sends an array attribute equal to the previous parcel's once (``sent``: a dict
-    shared by the parcels one worker sends, holding the last array sent under each name), and 0-1
-    float arrays as bytes.
+    Pickled, it leaves out the attributes that are one of the ``held`` objects themselves,
+    sends an array attribute equal to the previous parcel's once (``sent``: a dict shared by
+    the parcels one worker sends, holding the last array sent under each name), and 0-1 float
+    arrays as bytes. An object whose state is not a dict is sent whole.
+
+    Parameters
+    ----------
+    fitted : object
+        What the task returns.
+    sent : dict
+        Shared by the parcels one task (or worker) sends; starts empty.
+    **held : object or None
+        The objects the caller holds too, by name; :meth:`unpack` takes the caller's ones
+        under the same names.
     """
 
     __slots__ = ("_fitted", "_held", "_sent", "_packed")
 
-    def __init__(self, fitted, candidate, autoevaluator, sent):
+    def __init__(self, fitted, sent, /, **held):
         self._fitted = fitted
-        self._held = {"candidate": candidate, "autoevaluator": autoevaluator}
+        self._held = held
         self._sent = sent
         self._packed = None
 
@@ -49,14 +58,13 @@ class TesterParcel:
             del state[key]
         return _from_packed, (type(self._fitted), state, held, arrays)
 
-    def unpack(self, candidate, autoevaluator):
-        """The fitted tester, with the caller's own ``candidate`` and ``autoevaluator`` back in
-        the attributes that held them."""
+    def unpack(self, /, **held):
+        """The fitted object, with the caller's own ``held`` objects (by the names given when
+        packing) back in the attributes that held them."""
         if self._fitted is None:
-            cls, state, held, arrays = self._packed
-            objects = {"candidate": candidate, "autoevaluator": autoevaluator}
-            state.update({key: objects[name] for key, name in held.items()})
-            # astype copies: testers never share an array, as when fitted in this process
+            cls, state, names, arrays = self._packed
+            state.update({key: held[name] for key, name in names.items()})
+            # astype copies: unpacked objects never share an array, as when fitted in this process
             state.update({key: data.astype(dtype) for key, (data, dtype) in arrays.items()})
             fitted = cls.__new__(cls)
             if hasattr(fitted, "__setstate__"):
@@ -84,7 +92,7 @@ def _pack(key, value, sent):
 
 
 def _from_packed(cls, state, held, arrays):
-    parcel = TesterParcel.__new__(TesterParcel)
+    parcel = Parcel.__new__(Parcel)
     parcel._held = parcel._sent = None
     if cls is None:  # sent whole
         parcel._fitted, parcel._packed = state, None
