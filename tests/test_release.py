@@ -169,9 +169,13 @@ def _fake_dist(tmp_path, version, extra_wheel=(), drop=()):
             if name not in drop:
                 zf.writestr(name, "")
         zf.writestr(f"sklearn_riskcontrol-{version}.dist-info/METADATA", "")
+        if "LICENSE" not in drop:
+            zf.writestr(f"sklearn_riskcontrol-{version}.dist-info/LICENSE", "")
     src = tmp_path / "src" / f"sklearn_riskcontrol-{version}" / "sklearn_riskcontrol"
     src.mkdir(parents=True)
     (src / "py.typed").write_text("")
+    if "LICENSE" not in drop:
+        (src.parent / "LICENSE").write_text("")
     with tarfile.open(tmp_path / f"sklearn_riskcontrol-{version}.tar.gz", "w:gz") as tar:
         tar.add(src.parent, arcname=src.parent.name)
     return check_dist
@@ -190,6 +194,8 @@ def test_check_dist_accepts_a_clean_build(tmp_path):
         (["tests/test_x.py"], (), None, "must not ship"),
         ([], ["sklearn_riskcontrol/py.typed"], None, "missing sklearn_riskcontrol/py.typed"),
         ([], (), "0.0.1", "not version"),
+        ([], ["LICENSE"], None, "missing the LICENSE file"),
+        ([], ["LICENSE"], None, "missing LICENSE"),
     ],
 )
 def test_check_dist_rejects_what_must_not_ship(tmp_path, extra, drop, version, message):

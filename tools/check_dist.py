@@ -7,6 +7,7 @@ Usage: ``python tools/check_dist.py DIST_DIR`` where DIST_DIR holds exactly one 
   lives);
 - the wheel holds the package only: ``sklearn_riskcontrol/`` and its ``.dist-info``, with the
   ``py.typed`` marker (PEP 561) and the bundled data sets with their attribution;
+- both carry the licence (``LICENSE``, BSD-3-Clause as the metadata says);
 - neither file holds what must never ship: the team's shared folder, the quantization/TriviaQA
   tables (not ours to redistribute), built docs, caches, or anything of tests/, benchmarks/,
   examples/, doc/, tools/ or .ci/ (MANIFEST.in prunes the tests from the sdist).
@@ -67,6 +68,8 @@ def check(dist_dir):
     for name in REQUIRED_IN_WHEEL:
         if name not in wheel_names:
             problems.append(f"{wheel.name}: missing {name}")
+    if not any(n.endswith(".dist-info/LICENSE") or "/licenses/LICENSE" in n for n in wheel_names):
+        problems.append(f"{wheel.name}: missing the LICENSE file in its .dist-info")
     for name in wheel_names:
         top = name.split("/", 1)[0]
         if top != PACKAGE and not top.endswith(".dist-info"):
@@ -78,6 +81,8 @@ def check(dist_dir):
 
     with tarfile.open(sdist) as tar:
         sdist_names = [m.name.split("/", 1)[1] for m in tar.getmembers() if "/" in m.name]
+    if "LICENSE" not in sdist_names:
+        problems.append(f"{sdist.name}: missing LICENSE")
     if f"{PACKAGE}/py.typed" not in sdist_names:
         problems.append(f"{sdist.name}: missing {PACKAGE}/py.typed")
     for name in sdist_names:
