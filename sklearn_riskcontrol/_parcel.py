@@ -1,7 +1,7 @@
 """A fitted object on its way back from a parallel task, in fewer bytes.
 
 A task in a worker process returns what it fitted, e.g. each candidate's fitted tester in
-:class:`~sklearn_riskcontrol.RiskControlledModelSelector`: about 1.3 MB at 20,000 rows. Of that,
+:class:`~sklearn_riskcontrol.autoeval.RiskControlledModelSelector`: about 1.3 MB at 20,000 rows. Of that,
 the calling process already holds some objects the fitted one refers to (there, the candidate
 and the template's fitted auto-evaluator); the tasks of a worker return equal arrays (the row
 indices); and 0-1 floats fit in one byte each. Sending it all back cost the Dask run much of
