@@ -15,7 +15,7 @@ Cases (synthetic data, Example 1 of the paper: binary losses, judge right w.p. g
    (``construction="paper"``, WSR bets, monotone root finding), target <= 50 ms, against the
    paper's inversion on a uniform grid of 10**4 values of alpha; then the default plug-in
    construction against its definition: reliance factors and bet sizes from the plain loop over
-   rounds of ``tests/test_autoeval_ci_power.py``, each bound found on the same grid;
+   rounds of ``tests/autoeval/test_confidence_intervals.py``, each bound found on the same grid;
 4. 48 candidates, fixed-sequence testing with the default universal portfolio, target <= 0.25 s,
    against fixed-sequence testing with the loop of case 1 (the same candidates certified);
 5. (``--scale``) issue 13: the default ``betting="up"`` (adaptive integration of the arcsine

@@ -4,7 +4,7 @@ Cases (sizes adjustable, see ``--help``):
 
 a. ``sdr_evalues`` with n = m = 10^6 against one ``np.sort`` of the 2 * 10^6 scores
    (target: within 6x of the sort) and against the previous implementation (one argsort of all
-   n + m scores, kept in ``tests/test_conformal.py``); e-values must be identical.
+   n + m scores, kept in ``tests/selective/test_score_evalues.py``); e-values must be identical.
 b. ``sdr_evalues`` against the paper's Algorithm 3 at n = m = 2000, written plainly from the
    pseudocode (Algorithm 5): the literal pure-Python loops and the same algorithm with each test
    point's inner loop vectorised by NumPy (target >= 1000x; e-values must agree).

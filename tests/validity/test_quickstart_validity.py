@@ -31,7 +31,7 @@ from threadpoolctl import threadpool_limits
 
 from sklearn_riskcontrol import RiskControlWarning
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SEED = re.compile(r"random_state=\d+")
 
 

@@ -14,7 +14,7 @@ import pytest
 from sklearn_riskcontrol import RiskControlWarning
 from sklearn_riskcontrol.autoeval import rautoeval_select, rautoeval_test
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "quantization_triviaqa"
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "quantization_triviaqa"
 if not (DATA / "triviaqa_losses.npz").exists():
     pytest.skip(f"quantization tables not found in {DATA}", allow_module_level=True)
 

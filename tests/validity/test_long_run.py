@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from _long_run_cases import BANDIT_CASES, CASES, run_case
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_long_run.py"
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_long_run.py"
 
 
 @pytest.mark.parametrize("name", list(CASES))

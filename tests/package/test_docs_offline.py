@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SITE = ROOT / "doc" / "_build" / "html"
 TOOL = ROOT / "tools" / "check_docs_render.py"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_size_sweep.py"
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_size_sweep.py"
 if not BENCH.exists():  # pragma: no cover - installed without the repository
     pytest.skip("benchmarks/ not available", allow_module_level=True)
 

@@ -197,7 +197,7 @@ def test_defaults_and_explicit_paper_baseline():
     assert (res.bound, res.procedure) == ("binomial", "fallback")
     # the distinct scores from the 19th smallest: the first rank r with 0.7**r <= delta times the
     # weight of the ranks up to r, here rank 10's 0.3 / sum(0.95**j, j < 100) (see
-    # test_concentration_default.py for the weights)
+    # selective/test_concentration_grid.py for the weights)
     np.testing.assert_array_equal(res.grid, np.unique(S)[18:])
     assert np.isnan(res.upper_bound).all()
     res = concentration_threshold(L * 0.5, S, 0.3, target="sdr")

@@ -1,8 +1,8 @@
 """Property-based checks (hypothesis) of the array layer, on continuous data at many scales.
 
-Complements the small integer-grid properties of ``test_conformal.py``, ``test_testing.py``
-(e-BH monotone in alpha and in the e-values, permutation equivariance), ``test_betting.py`` and
-``test_online.py``. Covered here:
+Complements the small integer-grid properties of ``selective/test_score_evalues.py``, ``evalues/test_testing.py``
+(e-BH monotone in alpha and in the e-values, permutation equivariance), ``evalues/test_betting.py`` and
+``online/test_sps.py``. Covered here:
 
 * SCoRE: e-values (weighted or not) non-negative and finite on continuous scores of any magnitude;
   *decisions* (MDR decisions, e-BH on SDR e-values) invariant to permuting the calibration rows

@@ -1,4 +1,4 @@
-"""Synthetic generator and accuracy curves (their plots: tests/test_plotting.py)."""
+"""Synthetic generator and accuracy curves (their plots: tests/faces/test_plotting.py)."""
 
 import numpy as np
 import pytest

@@ -1,6 +1,6 @@
 """Monte-Carlo validity of the SCoRE *estimators* (end to end, incl. estimated covariate shift).
 
-The array layer is checked exhaustively in ``test_score_validity.py``; this reduced study checks
+The array layer is checked exhaustively in ``validity/test_score_validity.py``; this reduced study checks
 that the estimators wire risks, scores, boosting and the ``weight_estimator`` path correctly:
 realized MDR / SDR averaged over repetitions stay below ``alpha`` + 4 Monte-Carlo standard errors
 (+ 0.02 with estimated weights, whose control is only asymptotic).

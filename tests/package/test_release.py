@@ -25,7 +25,7 @@ import pytest
 
 import sklearn_riskcontrol
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DIST_NAME = "sklearn-riskcontrol"
 
 

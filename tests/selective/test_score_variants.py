@@ -37,7 +37,7 @@ from sklearn_riskcontrol.selective import (
     mdr_label_evalues,
     sdr_evalues,
 )
-from test_conformal import FAMILIES, as_floats, assert_same_evalues, instances
+from test_score_evalues import FAMILIES, as_floats, assert_same_evalues, instances
 
 RTOL = 1e-9
 ATTAINABLE = {"binary": [0, 1], "decimal": [k / 10 for k in range(11)]}

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # A slice as the whole first-axis index of an array named like data (X..., y..., Y...) or of any
 # `.iloc`, with at least one bound: `X[600:1300]`, `y_fit[:1000]`, `X_cal[n:, :]`,

@@ -1,5 +1,5 @@
 """Monte-Carlo validity of the R-AutoEval+ estimators (the array-level studies are in
-test_rautoeval_arrays.py): the guarantees hold end to end, through losses computed from models,
+autoeval/test_rautoeval.py): the guarantees hold end to end, through losses computed from models,
 the semi-supervised ``y``, shuffling and the fitting split.
 
 Each check has a reduced version in the default run and a full one marked ``slow``. The null

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_bandits_ablations.py"
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_bandits_ablations.py"
 if not BENCH.exists():  # pragma: no cover - installed without the repository
     pytest.skip("benchmarks/ not available", allow_module_level=True)
 

@@ -27,7 +27,7 @@ from sklearn_riskcontrol.selective import SCoRESDR, sdr_evalues
 from sklearn_riskcontrol.cli import _build_parser
 from sklearn_riskcontrol.evalues.testing import boost_evalues, ebh
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 Z = 3.0
 
 

@@ -1,7 +1,7 @@
 """The plotting module as a whole (conventions shared by every function), SCoRE and bandit figures.
 
-Online (SPS) figures: tests/test_plotting_online.py; R-AutoEval figures:
-tests/test_autoeval_estimators.py.
+Online (SPS) figures: tests/faces/test_plotting_online.py; R-AutoEval figures:
+tests/autoeval/test_estimators.py.
 """
 
 import inspect

@@ -1,6 +1,6 @@
 """Durable evaluation store, retries, timeouts, concurrency, rate limit and cost budget.
 
-(The tests that SIGKILL real processes are in test_store_faults.py.)
+(The tests that SIGKILL real processes are in evaluation/test_store_faults.py.)
 """
 
 import pickle

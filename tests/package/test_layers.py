@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 spec = importlib.util.spec_from_file_location("check_layers", REPO / "tools" / "check_layers.py")
 check_layers = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(check_layers)

@@ -93,7 +93,7 @@ def test_errors():
         BestModelSelector([LogisticRegression().fit(X, y)], strategy=UCBE(budget=1000)).fit(X, y)
 
 
-# scikit-learn's estimator checks for BestModelSelector run in tests/test_estimator_checks.py.
+# scikit-learn's estimator checks for BestModelSelector run in tests/package/test_estimator_checks.py.
 
 
 def test_dataframe_pool_and_side_information():

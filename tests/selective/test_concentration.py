@@ -16,7 +16,7 @@ def concentration_threshold(*args, **kwargs):
     """The paper's baselines: Hoeffding + union bound unless a test passes another bound.
 
     The defaults became Learn-then-Test (``bound="auto"``, ``procedure="auto"``; tested in
-    test_concentration_ltt.py); the App. D.4 baselines tested here are the explicit options.
+    selective/test_concentration_ltt.py); the App. D.4 baselines tested here are the explicit options.
     """
     kwargs.setdefault("bound", "hoeffding")
     kwargs.setdefault("procedure", "union")
