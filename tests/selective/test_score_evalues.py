@@ -3,8 +3,8 @@
 The oracles live in ``tests/_score_reference.py``: the infimum over ``l`` of eqs. 4.1 / 5.1 / 6.1 /
 6.2 computed exactly with rational arithmetic, the same infimum over a grid of ``l``, the paper's
 Algorithm 3 / 4, Proposition 4.4 / A.1 and conformal selection (Jin & Candes) by definition.
-Instances are small and have many ties (integer-valued scores), binary, decimal and continuous
-risks, weights and random ``gamma``.
+Instances (``tests/_score_instances.py``) are small and have many ties (integer-valued scores),
+binary, decimal and continuous risks, weights and random ``gamma``.
 """
 
 from fractions import Fraction
@@ -14,6 +14,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from _score_instances import (
+    FAMILIES,
+    RTOL,
+    as_floats,
+    assert_same_evalues,
+    instances,
+    make_instance,
+)
 from _score_reference import (
     algorithm3,
     algorithm3_numpy,
@@ -23,112 +31,13 @@ from _score_reference import (
     mdr_decisions_prop44,
     mdr_evalues_exact,
     mdr_evalues_grid,
+    previous_sdr_evalues,
     sdr_evalues_at,
     sdr_evalues_exact,
     sdr_evalues_grid,
 )
 from sklearn_riskcontrol.evalues.testing import bh, ebh
 from sklearn_riskcontrol.selective import mdr_decisions, mdr_evalues, sdr_evalues
-
-RTOL = 1e-9
-
-
-# ----------------------------------------------------------------------------------------------
-# Random small instances, exact (Fraction) and float versions of the same numbers
-# ----------------------------------------------------------------------------------------------
-
-
-class Instance:
-    """One problem; ``exact`` holds Fractions, ``floats`` the same values as floats."""
-
-    def __init__(self, L, S, T, gamma, w=None, v=None):
-        self.exact = dict(L=L, S=S, T=T, gamma=gamma, w=w, v=v)
-        self.L, self.S, self.T = _f(L), _f(S), _f(T)
-        self.gamma = float(gamma)
-        self.w, self.v = _f(w), _f(v)
-
-    def args(self, exact=False):
-        if exact:
-            e = self.exact
-            return (e["L"], e["S"], e["T"], e["gamma"], e["w"], e["v"])
-        return (self.L, self.S, self.T, self.gamma, self.w, self.v)
-
-    def __repr__(self):
-        e = self.exact
-        return (f"Instance(L={_s(e['L'])}, S={_s(e['S'])}, T={_s(e['T'])}, gamma={e['gamma']}, "
-                f"w={_s(e['w'])}, v={_s(e['v'])})")
-
-
-def _f(values):
-    return None if values is None else [float(x) for x in values]
-
-
-def _s(values):
-    return None if values is None else "[" + ", ".join(str(x) for x in values) + "]"
-
-
-def _fr(x):
-    return Fraction(float(x))
-
-
-def make_instance(rng, risk, weights, gamma_kind, n_max=12, m_max=8):
-    n = int(rng.integers(1, n_max + 1))
-    m = int(rng.integers(1, m_max + 1))
-    if risk == "binary":
-        L = [Fraction(int(k)) for k in rng.integers(0, 2, n)]
-    elif risk == "decimal":
-        L = [Fraction(int(k), 10) for k in rng.integers(0, 11, n)]
-    else:
-        L = [_fr(x) for x in rng.uniform(size=n)]
-    if rng.uniform() < 0.8:  # integer scores with few distinct values: many ties
-        k = int(rng.integers(1, 8))
-        S = [Fraction(int(x)) for x in rng.integers(0, k, n)]
-        T = [Fraction(int(x)) for x in rng.integers(0, k, m)]
-    else:
-        S = [_fr(x) for x in rng.uniform(size=n)]
-        T = [_fr(x) for x in rng.uniform(size=m)]
-    if gamma_kind == "decimal":  # ties that are exact in decimal arithmetic are frequent
-        gamma = Fraction(int(rng.integers(1, 20)), 20)
-    else:
-        gamma = _fr(rng.uniform(0.02, 0.95))
-    w = v = None
-    if weights == "decimal":
-        w = [Fraction(int(x), 4) for x in rng.integers(1, 13, n)]
-        v = [Fraction(int(x), 4) for x in rng.integers(1, 13, m)]
-    elif weights == "equal_test":  # one shared test weight: the closed form's shared branch
-        w = [Fraction(int(x), 4) for x in rng.integers(1, 13, n)]
-        v = [Fraction(int(rng.integers(1, 13)), 4)] * m
-    elif weights == "float":
-        w = [_fr(x) for x in rng.uniform(0.1, 3.0, n)]
-        v = [_fr(x) for x in rng.uniform(0.1, 3.0, m)]
-    return Instance(L, S, T, gamma, w, v)
-
-
-FAMILIES = {
-    "binary": ("binary", None, "decimal"),
-    "decimal": ("decimal", None, "decimal"),
-    "continuous": ("continuous", None, "float"),
-    "weighted-shared-test-weight": ("decimal", "equal_test", "decimal"),
-    "weighted-continuous": ("continuous", "float", "float"),
-    "weighted-decimal": ("decimal", "decimal", "float"),
-}
-N_PER_FAMILY = 40  # 6 families x 40 = 240 instances per property
-
-
-def instances(family, seed=0, count=N_PER_FAMILY):
-    rng = np.random.default_rng([seed, list(FAMILIES).index(family)])
-    return [make_instance(rng, *FAMILIES[family]) for _ in range(count)]
-
-
-def as_floats(values):
-    return np.array([float(x) for x in values])
-
-
-def assert_same_evalues(actual, expected, inst):
-    actual = np.asarray(actual, dtype=float)
-    expected = as_floats(expected)
-    np.testing.assert_array_equal(actual == 0, expected == 0, err_msg=f"zero pattern, {inst!r}")
-    np.testing.assert_allclose(actual, expected, rtol=RTOL, atol=0, err_msg=repr(inst))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -664,49 +573,6 @@ def test_non_numeric_input(fn):
 # -- the merged-sort-free SDR path equals the previous implementation ----------------------------
 
 
-def _previous_sdr_evalues(L, S, T, gamma, w=None, v=None):
-    """``sdr_evalues`` before issue 13: one argsort of all n + m scores (kept as the reference)."""
-    from sklearn_riskcontrol.selective._conformal import _last_true, _validate
-    from sklearn_riskcontrol.evalues.testing import TIE_RTOL, at_most
-
-    L, S, T, w, v = _validate(L, S, T, w, v)
-    n, m = len(S), len(T)
-    if m == 0:
-        return np.zeros(0)
-    W = w.sum()
-    vals = np.concatenate([S, T])
-    order = np.argsort(vals)
-    sv = vals[order]
-    contrib = np.zeros(n + m)
-    contrib[:n] = w * L
-    last = np.r_[sv[1:] != sv[:-1], True]
-    u, a, N = sv[last], np.cumsum(contrib[order])[last], np.cumsum(order >= n)[last].astype(float)
-    if np.all(v == v[0]):
-        v0 = v[0]
-        budget = gamma * (W + v0) * N / m
-        k1 = _last_true(at_most(a + v0, budget))
-        if k1 < 0:
-            return np.zeros(m)
-        k0 = max(k1, _last_true(at_most(a, budget)))
-        value = (W + v0) / min(v0 + a[k0], budget[k0])
-        return np.where(T <= u[k1], value, 0.0)
-    b = gamma * N / m
-    base = gamma * W * N / m
-    slack = TIE_RTOL * (base + a)
-    r1 = (base - a + slack) / (1.0 - b)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r0 = np.where(N > 0, (a - base - slack) / b, np.where(a > 0, np.inf, -np.inf))
-    suf_max_r1 = np.maximum.accumulate(r1[::-1])[::-1]
-    suf_min_r0 = np.minimum.accumulate(r0[::-1])[::-1]
-    k1 = np.searchsorted(-suf_max_r1, -v, side="right") - 1
-    k0 = np.maximum(np.searchsorted(suf_min_r0, v, side="right") - 1, k1)
-    k1c, k0c = np.maximum(k1, 0), np.maximum(k0, 0)
-    denom = np.minimum(v + a[k0c], gamma * (W + v) * N[k0c] / m)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        value = (W + v) / denom
-    return np.where((k1 >= 0) & (T <= u[k1c]), value, 0.0)
-
-
 @pytest.mark.parametrize("weights", ["none", "equal", "varying"])
 def test_sdr_evalues_equal_the_previous_implementation_bit_for_bit(weights):
     """Random instances with ties within and between calibration and test scores.
@@ -730,7 +596,7 @@ def test_sdr_evalues_equal_the_previous_implementation_bit_for_bit(weights):
         if weights != "none":
             w = rng.integers(1, 9, n) / 4.0 if it % 2 else rng.uniform(0.2, 3.0, n)
             v = np.full(m, 1.25) if weights == "equal" else rng.integers(1, 9, m) / 4.0
-        new, old = sdr_evalues(L, S, T, gamma, w, v), _previous_sdr_evalues(L, S, T, gamma, w, v)
+        new, old = sdr_evalues(L, S, T, gamma, w, v), previous_sdr_evalues(L, S, T, gamma, w, v)
         assert np.array_equal(new, old), (it, new, old)
         nonzero += bool(old.any())
     assert nonzero > 300  # the comparison covers non-trivial e-values
@@ -744,7 +610,7 @@ def test_sdr_evalues_equal_the_previous_implementation_on_a_large_continuous_ins
     L = np.clip(0.25 * (x[:n] + 1) ** 2 + 0.1 * rng.normal(size=n), 0, 1)
     for gamma in (0.05, 0.2, 0.5):
         e = sdr_evalues(L, S, T, gamma)
-        assert e.any() and np.array_equal(e, _previous_sdr_evalues(L, S, T, gamma))
+        assert e.any() and np.array_equal(e, previous_sdr_evalues(L, S, T, gamma))
 
 
 @pytest.mark.parametrize("block, max_blocks", [(1, 1), (3, 2), (4, 8), (256, 8)])

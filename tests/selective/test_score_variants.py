@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LinearRegression
 
+from _score_instances import FAMILIES, as_floats, assert_same_evalues, instances
 from _score_reference import (
     bh_bruteforce,
     conformal_pvalues,
@@ -37,7 +38,6 @@ from sklearn_riskcontrol.selective import (
     mdr_label_evalues,
     sdr_evalues,
 )
-from test_score_evalues import FAMILIES, as_floats, assert_same_evalues, instances
 
 RTOL = 1e-9
 ATTAINABLE = {"binary": [0, 1], "decimal": [k / 10 for k in range(11)]}
