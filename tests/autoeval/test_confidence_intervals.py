@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 import pytest
 
+from _monte_carlo import three_se
 from _rautoeval_reference import CAP, brute_rejects, brute_rounds
 from sklearn_riskcontrol import RiskControlWarning
 from sklearn_riskcontrol.autoeval import rautoeval_confidence_interval
@@ -110,14 +111,10 @@ def study(case, reps, seed=0, delta=0.1):
     return miss / reps, {k: float(np.mean(v)) for k, v in widths.items()}
 
 
-def slack(delta, reps):
-    return 3 * np.sqrt(delta * (1 - delta) / reps)  # three Monte-Carlo standard errors
-
-
 @pytest.mark.parametrize("case", ["binary-good", "rare"])
 def test_coverage_and_width_reduced(case):
     miss, w = study(case, 60)
-    assert miss <= 0.1 + slack(0.1, 60)
+    assert miss <= 0.1 + three_se(0.1, 60)
     # Paired comparison on the same draws: narrower than the paper's construction.
     assert w["plugin"] < w["paper"]
 
@@ -128,7 +125,7 @@ def test_coverage_and_width_reduced(case):
 )
 def test_coverage_full(case):
     miss, w = study(case, 1000, seed=5)
-    assert miss <= 0.1 + slack(0.1, 1000), (case, miss)
+    assert miss <= 0.1 + three_se(0.1, 1000), (case, miss)
     assert w["plugin"] <= 1.05 * w["eval"], (case, w)      # never worse than labels only
     assert w["plugin"] < w["paper"], (case, w)
 

@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
+from _monte_carlo import slack
 from sklearn_riskcontrol import RiskControlWarning
 from sklearn_riskcontrol.autoeval import _arrays as A
 from sklearn_riskcontrol.autoeval import (
@@ -32,10 +33,6 @@ def toy(rng, n, risk=0.1, gamma=0.9, r=5, continuous=False):
             return np.where(rng.random(x.size) < gamma, x, 1 - x)
     h = draw(n)
     return h, judge(h), judge(draw(n * r))
-
-
-def slack(rate, reps):
-    return 3 * np.sqrt(rate * (1 - rate) / reps) + 1.0 / reps
 
 
 # --------------------------------------------------------------------- observations

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from _models import within_one
 from _reference_runs import RTOL_LOGISTIC_FIT, assert_same_run, selector_former_default
 from sklearn.base import clone
 from sklearn.datasets import make_classification, make_regression
@@ -12,10 +13,6 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from sklearn_riskcontrol.bandits import PULSE, UCBE, BestModelSelector
-
-
-def _within_one(y_true, y_pred):
-    return (np.abs(np.asarray(y_true) - np.asarray(y_pred)) < 1.0).astype(float)
 
 
 def _candidates(X, y):
@@ -73,7 +70,7 @@ def test_regression_with_custom_scoring_and_pipeline():
     models = [Ridge(alpha=a).fit(X[:300], y[:300]) for a in (0.1, 1000.0)] + [
         DecisionTreeRegressor(max_depth=2, random_state=0).fit(X[:300], y[:300])
     ]
-    sel = BestModelSelector(models, strategy=UCBE(budget=1.0), scoring=_within_one)
+    sel = BestModelSelector(models, strategy=UCBE(budget=1.0), scoring=within_one)
     pipe = make_pipeline(StandardScaler(), sel)
     pipe.fit(X[300:], y[300:])
     assert pipe.predict(X[:4]).shape == (4,)

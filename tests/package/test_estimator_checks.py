@@ -15,6 +15,7 @@ from sklearn.utils.estimator_checks import (
     parametrize_with_checks,
 )
 
+from _models import within_one
 from sklearn_riskcontrol.bandits import (
     PULSE,
     UCBE,
@@ -39,10 +40,6 @@ from sklearn_riskcontrol.bandits import (
 from sklearn_riskcontrol.risks import make_risk
 
 
-def _within_one(y_true, y_pred):
-    return (np.abs(np.asarray(y_true) - np.asarray(y_pred)) < 1.0).astype(float)
-
-
 @parametrize_with_checks(
     [
         SCoREMDR(LogisticRegression(), random_state=0),
@@ -62,7 +59,7 @@ def _within_one(y_true, y_pred):
         ),
         BestModelSelector(
             [Ridge(), DecisionTreeRegressor(max_depth=2, random_state=0)],
-            scoring=_within_one,
+            scoring=within_one,
             random_state=0,
         ),
         # rows = models, columns = examples, NaN = missing cell

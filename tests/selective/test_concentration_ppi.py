@@ -13,6 +13,7 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from _monte_carlo import three_se
 from sklearn_riskcontrol.selective import (
     ConcentrationMDR,
     ConcentrationSDR,
@@ -133,10 +134,6 @@ def _mc(target, alpha, gamma, reps, n, N, seed, grid_size, delta=0.1, judge_zero
     return fails / reps, np.mean(ppi), np.mean(lab or [0]), np.mean(wsr or [0])
 
 
-def _slack(delta, reps):
-    return 3.0 * np.sqrt(delta * (1 - delta) / reps)  # 3 Monte-Carlo standard errors
-
-
 @pytest.mark.parametrize("judge_zero", [False, True])
 def test_useless_judge_stays_valid_reduced(judge_zero):
     # gamma = 0.5: the judge's losses are coin flips; judge_zero: an optimistic judge that
@@ -145,7 +142,7 @@ def test_useless_judge_stays_valid_reduced(judge_zero):
     reps, delta = 40, 0.3
     fail, *_ = _mc("sdr", 0.3, 0.5, reps, n=150, N=1500, seed=10, grid_size=20, delta=delta,
                    judge_zero=judge_zero)
-    assert fail <= delta + _slack(delta, reps)
+    assert fail <= delta + three_se(delta, reps)
 
 
 @pytest.mark.slow
@@ -155,7 +152,7 @@ def test_useless_judge_stays_valid_slow(target, judge_zero):
     reps, delta = 400, 0.3
     fail, *_ = _mc(target, 0.3 if target == "sdr" else 0.1, 0.5, reps, n=200, N=2000, seed=11,
                    grid_size=50, delta=delta, judge_zero=judge_zero)
-    assert fail <= delta + _slack(delta, reps)
+    assert fail <= delta + three_se(delta, reps)
 
 
 def test_good_judge_deploys_at_least_as_much_reduced():
@@ -164,7 +161,7 @@ def test_good_judge_deploys_at_least_as_much_reduced():
     # the labels-only one, of the exact binomial default and of labels-only betting (WSR).
     fail, ppi, lab, wsr = _mc("sdr", 0.4, 0.98, 12, n=300, N=3000, seed=12, grid_size=40)
     assert ppi >= lab and ppi >= wsr
-    assert fail <= 0.1 + _slack(0.1, 12)
+    assert fail <= 0.1 + three_se(0.1, 12)
 
 
 # -- errors ------------------------------------------------------------------------------------

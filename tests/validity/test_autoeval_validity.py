@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _monte_carlo import slack
 from _models import FlipModel
 
 from sklearn_riskcontrol import RiskControlWarning
@@ -37,10 +38,6 @@ def data(rng, n, N, n_models):
 
 def seed_of(rng):
     return int(rng.integers(2**31))
-
-
-def slack(rate, reps):
-    return 3 * np.sqrt(rate * (1 - rate) / reps) + 1.0 / reps
 
 
 def type_one_error(method, betting, reps, gamma=0.9, alpha=0.15, delta=0.1, n=200, r=5,
