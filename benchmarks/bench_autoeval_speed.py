@@ -15,7 +15,8 @@ Cases (synthetic data, Example 1 of the paper: binary losses, judge right w.p. g
    (``construction="paper"``, WSR bets, monotone root finding), target <= 50 ms, against the
    paper's inversion on a uniform grid of 10**4 values of alpha; then the default plug-in
    construction against its definition: reliance factors and bet sizes from the plain loop over
-   rounds of ``tests/test_autoeval_ci_power.py``, each bound found on the same grid;
+   rounds of ``tests/_rautoeval_reference.py`` (checked against the library in
+   ``tests/autoeval/test_confidence_intervals.py``), each bound found on the same grid;
 4. 48 candidates, fixed-sequence testing with the default universal portfolio, target <= 0.25 s,
    against fixed-sequence testing with the loop of case 1 (the same candidates certified);
 5. (``--scale``) issue 13: the default ``betting="up"`` (adaptive integration of the arcsine
@@ -62,7 +63,7 @@ from sklearn_riskcontrol.evalues.betting import UniversalPortfolio, WSR, betting
 from _common import met  # benchmarks/ is on sys.path when run as a script
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from test_autoeval_ci_power import CAP, brute_rounds  # noqa: E402
+from _rautoeval_reference import CAP, brute_rounds  # noqa: E402
 
 
 def toy(rng, n, risk, gamma=0.9, r=5):

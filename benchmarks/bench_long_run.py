@@ -10,7 +10,7 @@ is linear: the bytes per item stay flat from 10^6 to 10^7.
 
 Numerical checks on the result of the timed call, against references computed another way
 (the cases and their checks are in ``tests/_long_run_cases.py``, shared with
-``tests/test_long_run.py``, which runs them at 10^5; bandits 10^4):
+``tests/validity/test_long_run.py``, which runs them at 10^5; bandits 10^4):
 
 * ``fixed``: fixed bets on binary losses; the log-wealth after every round equals the closed form
   ``c0(i) log1p(lam alpha) + c1(i) log1p(-lam (1 - alpha))`` from exact integer counts.

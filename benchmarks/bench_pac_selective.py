@@ -92,8 +92,8 @@ Reported per (case, method): fraction of test points deployed (mean over splits 
 quantile); ``P(fail)``, the share of splits whose **test** error among deployed exceeds alpha
 (a noisy estimate of the failure probability: the test error fluctuates around the population
 risk, so a method at the limit shows somewhat above ``delta``; the guarantee itself is checked
-in Monte Carlo with known risk functions in ``tests/test_concentration_ltt.py`` and
-``tests/test_concentration_default.py``); seconds per split. Then one line per case: ours
+in Monte Carlo with known risk functions in ``tests/selective/test_concentration_ltt.py`` and
+``tests/selective/test_concentration_grid.py``); seconds per split. Then one line per case: ours
 default against the MAPIE controller that deployed most on average, with the mean paired
 difference over splits and its standard error. Without ``--quick``, the script exits with status
 1 (``_common.fail_if``) if ours default deploys less than that controller by more than 2

@@ -4,7 +4,7 @@ Cases (sizes adjustable, see ``--help``):
 
 a. ``sdr_evalues`` with n = m = 10^6 against one ``np.sort`` of the 2 * 10^6 scores
    (target: within 6x of the sort) and against the previous implementation (one argsort of all
-   n + m scores, kept in ``tests/test_conformal.py``); e-values must be identical.
+   n + m scores, kept in ``tests/_score_reference.py``); e-values must be identical.
 b. ``sdr_evalues`` against the paper's Algorithm 3 at n = m = 2000, written plainly from the
    pseudocode (Algorithm 5): the literal pure-Python loops and the same algorithm with each test
    point's inner loop vectorised by NumPy (target >= 1000x; e-values must agree).
@@ -37,8 +37,7 @@ from sklearn.linear_model import LogisticRegression
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from _score_reference import algorithm3, algorithm3_numpy  # noqa: E402
-from test_conformal import _previous_sdr_evalues  # noqa: E402
+from _score_reference import algorithm3, algorithm3_numpy, previous_sdr_evalues  # noqa: E402
 
 from sklearn_riskcontrol.selective import SCoRESDR  # noqa: E402
 from sklearn_riskcontrol.selective import mdr_decisions, sdr_evalues  # noqa: E402
@@ -103,7 +102,7 @@ def case_a(args, rng):
     L, S, T = d["cal_risks"], d["cal_scores"], d["test_scores"]
     (t_ours, t_sort, t_prev), (e, _, e_prev) = best_times(
         [lambda: sdr_evalues(gamma=gamma, **d), lambda: np.sort(allscores),
-         lambda: _previous_sdr_evalues(L, S, T, gamma)], args.repeat)
+         lambda: previous_sdr_evalues(L, S, T, gamma)], args.repeat)
     if not np.array_equal(e, e_prev):
         raise AssertionError("sdr_evalues differs from the previous implementation")
     row("a. sdr_evalues", f"n=m={n:.0e}", t_ours, t_sort, "np.sort of the n+m scores",

@@ -7,7 +7,7 @@ Build (from the repository root, offline, warnings are errors):
 Nothing is fetched at build time (no intersphinx inventories, no remote images or fonts) nor when a
 page is read: MathJax is copied into the site by ``sphinx-mathjax-offline`` (docs extra), so
 formulas render without a network (checked by tools/check_docs_render.py and
-tests/test_docs_offline.py).
+tests/package/test_docs_offline.py).
 """
 
 import os

@@ -1,6 +1,6 @@
 """Long-run numerical stability cases: inputs, the call, and its check against a reference.
 
-Shared by ``tests/test_long_run.py`` (every case at 10^5 rounds / test points, bandits 10^4
+Shared by ``tests/validity/test_long_run.py`` (every case at 10^5 rounds / test points, bandits 10^4
 evaluations) and ``benchmarks/bench_long_run.py`` (the same cases at up to 10^7 items, timed,
 with their peak memory). ``CASES[name] = (make, run, check, unit)``: ``make(size)`` builds the
 inputs, ``run(**inputs)`` is the call under test and ``check(inputs, result)`` compares it with a

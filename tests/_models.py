@@ -1,4 +1,4 @@
-"""Stand-in models shared by several test modules (module-level classes, so they pickle)."""
+"""Stand-in models and a scorer shared by several test modules (module level, so they pickle)."""
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -29,3 +29,8 @@ class ZeroModel:
 
     def predict(self, X):
         return np.zeros(np.asarray(X).shape[0], dtype=int)
+
+
+def within_one(y_true, y_pred):
+    """Per-example score of a regressor: 1 where the prediction is within 1 of the truth."""
+    return (np.abs(np.asarray(y_true) - np.asarray(y_pred)) < 1.0).astype(float)

@@ -25,6 +25,9 @@ checked against them.
   values is ``mdr_evalues_exact`` / ``sdr_evalues_exact`` with ``ls`` = the positive values.
 * :func:`conformal_pvalues`, :func:`ebh_bruteforce`, :func:`bh_bruteforce` -- conformal selection
   (Jin & Candes) and the multiple-testing procedures, by definition.
+* :func:`previous_sdr_evalues` -- not an oracle from the paper: ``sdr_evalues`` as it was before
+  issue 13 (one argsort of all n + m scores), which the current one must equal bit for bit
+  (``selective/test_score_evalues.py``; ``benchmarks/bench_score_speed.py`` times both).
 
 All functions accept plain sequences. Numbers are used as given (floats stay floats, Fractions stay
 Fractions), so passing :class:`~fractions.Fraction` everywhere gives exact rational arithmetic.
@@ -505,3 +508,51 @@ def bh_bruteforce(pvalues, alpha):
         if sum(1 for p in pvalues if p <= alpha * k / m) >= k:
             k_star = k
     return [k_star > 0 and p <= alpha * k_star / m for p in pvalues]
+
+
+# ----------------------------------------------------------------------------------------------
+# The previous implementation of sdr_evalues
+# ----------------------------------------------------------------------------------------------
+
+
+def previous_sdr_evalues(L, S, T, gamma, w=None, v=None):
+    """``sdr_evalues`` before issue 13: one argsort of all n + m scores (kept as the reference)."""
+    from sklearn_riskcontrol.selective._conformal import _last_true, _validate
+    from sklearn_riskcontrol.evalues.testing import TIE_RTOL, at_most
+
+    L, S, T, w, v = _validate(L, S, T, w, v)
+    n, m = len(S), len(T)
+    if m == 0:
+        return np.zeros(0)
+    W = w.sum()
+    vals = np.concatenate([S, T])
+    order = np.argsort(vals)
+    sv = vals[order]
+    contrib = np.zeros(n + m)
+    contrib[:n] = w * L
+    last = np.r_[sv[1:] != sv[:-1], True]
+    u, a, N = sv[last], np.cumsum(contrib[order])[last], np.cumsum(order >= n)[last].astype(float)
+    if np.all(v == v[0]):
+        v0 = v[0]
+        budget = gamma * (W + v0) * N / m
+        k1 = _last_true(at_most(a + v0, budget))
+        if k1 < 0:
+            return np.zeros(m)
+        k0 = max(k1, _last_true(at_most(a, budget)))
+        value = (W + v0) / min(v0 + a[k0], budget[k0])
+        return np.where(T <= u[k1], value, 0.0)
+    b = gamma * N / m
+    base = gamma * W * N / m
+    slack = TIE_RTOL * (base + a)
+    r1 = (base - a + slack) / (1.0 - b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r0 = np.where(N > 0, (a - base - slack) / b, np.where(a > 0, np.inf, -np.inf))
+    suf_max_r1 = np.maximum.accumulate(r1[::-1])[::-1]
+    suf_min_r0 = np.minimum.accumulate(r0[::-1])[::-1]
+    k1 = np.searchsorted(-suf_max_r1, -v, side="right") - 1
+    k0 = np.maximum(np.searchsorted(suf_min_r0, v, side="right") - 1, k1)
+    k1c, k0c = np.maximum(k1, 0), np.maximum(k0, 0)
+    denom = np.minimum(v + a[k0c], gamma * (W + v) * N[k0c] / m)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = (W + v) / denom
+    return np.where((k1 >= 0) & (T <= u[k1c]), value, 0.0)

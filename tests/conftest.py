@@ -1,7 +1,32 @@
-"""Fixtures shared by several test modules."""
+"""Fixtures shared by several test modules, and the layout of ``tests/``.
+
+The test folders mirror the package (CONTRIBUTING.md, "Layout and layers"): ``evalues/``,
+``evaluation/``, ``selective/``, ``autoeval/``, ``online/``, ``bandits/`` test the subpackage of
+that name; ``core/`` the shared root modules (risks, validation, parallel work, parcels,
+progress); ``package/`` the whole-package checks (API homes, docstrings, docs, packaging,
+release, layers, estimator checks, persistence, bad inputs, properties); ``faces/`` the command
+line, demo, plotting, studies, examples, benchmarks' quick modes and CI commands; ``validity/``
+the Monte-Carlo guarantee studies.
+
+Helper modules (``_models.py``, ``_api.py``, ``_score_reference.py``, ... and
+``reference_runs.npz``) stay in ``tests/`` itself; a test in any folder imports them by their
+plain name (``from _models import FlipModel``) because this file puts ``tests/`` first on
+``sys.path``, whatever pytest's import mode. Test folders have no ``__init__.py``: pytest imports
+each test module by its basename (its folder first on ``sys.path``), so **basenames must be
+unique across all folders** (pytest stops with "import file mismatch" otherwise: the array
+layer of ``online/`` is ``test_sps.py``, not a second ``test_arrays.py``). Test modules never
+import each other: what two of them share lives in a helper module.
+"""
+
+import sys
+from pathlib import Path
 
 import pytest
 from threadpoolctl import threadpool_limits
+
+TESTS = str(Path(__file__).resolve().parent)
+if TESTS not in sys.path:
+    sys.path.insert(0, TESTS)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -1,7 +1,7 @@
 """Run every cell of the bad-input matrix and write doc/bad_inputs.rst.
 
 Usage: ``python tools/bad_input_matrix.py [--check]``. The table lives in
-``tests/test_bad_inputs.py``; ``--check`` exits 1 if the committed page is out of date.
+``tests/package/test_bad_inputs.py``; ``--check`` exits 1 if the committed page is out of date.
 """
 
 import importlib.util
@@ -13,7 +13,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def load_table_module():
-    spec = importlib.util.spec_from_file_location("test_bad_inputs", ROOT / "tests" / "test_bad_inputs.py")
+    path = ROOT / "tests" / "package" / "test_bad_inputs.py"
+    spec = importlib.util.spec_from_file_location("test_bad_inputs", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -28,7 +29,7 @@ def main(argv):
         module = load_table_module()
         text = module.render_rst()
     if "FAILS" in text:
-        print("some cells fail: run pytest tests/test_bad_inputs.py", file=sys.stderr)
+        print("some cells fail: run pytest tests/package/test_bad_inputs.py", file=sys.stderr)
     if "--check" in argv:
         same = module.DOC_PATH.read_text() == text
         print("up to date" if same else "doc/bad_inputs.rst is out of date")
