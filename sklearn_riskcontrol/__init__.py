@@ -17,7 +17,7 @@ Every public name has one home, a subpackage (see the API reference):
 """
 
 # The one place the version is written: setup.cfg reads it (`version = attr:`), the docs import it,
-# and tests/test_release.py checks the installed metadata against it.
+# and tests/package/test_release.py checks the installed metadata against it.
 __version__ = "0.1.0"
 
 from ._validation import RiskControlWarning  # noqa: E402

@@ -389,7 +389,7 @@ def concentration_threshold(
     by the sampling of the scores below ``t``; in Monte Carlo with known risk functions (one
     nondecreasing with continuous and with 25 tied scores, one whose ``SDR*`` dips below
     ``alpha`` right where the grid starts, one at the boundary) ``P(SDR*(t_hat) > alpha)``
-    stayed within ``delta`` plus 3 standard errors (``tests/test_concentration_default.py``).
+    stayed within ``delta`` plus 3 standard errors (``tests/selective/test_concentration_grid.py``).
     Where exactness matters more than robustness to early errors and the score may tie, pass
     ``procedure="fixed_sequence"``. WSR's and R-AutoEval+'s p-values bet on the losses in
     order, which needs identically distributed losses: they keep the fixed grid.
