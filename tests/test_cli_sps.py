@@ -1,4 +1,5 @@
-"""Command line `sps`: the same thresholds as the array layer, candidate matrices, clear errors."""
+"""Command line `online`: the same thresholds as the array layer, candidate matrices, clear
+errors."""
 
 import io
 import subprocess
@@ -55,7 +56,7 @@ def test_thresholds_match_simulate_thresholds(stream, tmp_path, capsys, extra, o
     path, s = stream
     out = tmp_path / "out.csv"
     code, _, err = _run(
-        ["sps", "--input", str(path), "--alpha", "0.1", "--output", str(out), *extra], capsys
+        ["online", "--input", str(path), "--alpha", "0.1", "--output", str(out), *extra], capsys
     )
     assert code == 0
     got = read_exact_csv(out)
@@ -74,12 +75,12 @@ def test_thresholds_match_simulate_thresholds(stream, tmp_path, capsys, extra, o
 
 def test_guarantee_line_states_the_overall_delta(stream, capsys):
     path, _ = stream
-    code, out, err = _run(["sps", "--input", str(path), "--alpha", "0.2", "--horizon", "2000"],
+    code, out, err = _run(["online", "--input", str(path), "--alpha", "0.2", "--horizon", "2000"],
                           capsys)
     assert code == 0
     assert "with probability >= 0.999, at every round the published set has coverage >= 0.8" in err
     assert read_exact_csv(io.StringIO(out)).shape == (1200, 4)  # CSV on standard output
-    code, _, err = _run(["sps", "--input", str(path), "--alpha", "0.2"], capsys)
+    code, _, err = _run(["online", "--input", str(path), "--alpha", "0.2"], capsys)
     assert "with probability >= 0.99," in err  # anytime schedule, default delta = 0.01
 
 
@@ -87,7 +88,7 @@ def test_score_column_option(tmp_path, capsys):
     s = np.random.default_rng(1).uniform(size=300)
     path, out = tmp_path / "in.csv", tmp_path / "out.csv"
     pd.DataFrame({"similarity": s}).to_csv(path, index=False)
-    args = ["sps", "--input", str(path), "--alpha", "0.1", "--score-column", "similarity",
+    args = ["online", "--input", str(path), "--alpha", "0.1", "--score-column", "similarity",
             "--output", str(out)]
     assert main(args) == 0
     np.testing.assert_array_equal(read_exact_csv(out)["threshold"], simulate_thresholds(s, 0.1))
@@ -111,7 +112,7 @@ def candidates(tmp_path):
 def test_candidate_matrix_mode(candidates, tmp_path, capsys):
     path, S, y, names = candidates
     out = tmp_path / "out.csv"
-    code, _, err = _run(["sps", "--input", str(path), "--alpha", "0.1", "--label-column",
+    code, _, err = _run(["online", "--input", str(path), "--alpha", "0.1", "--label-column",
                          "relevant", "--horizon", "1500", "--output", str(out)], capsys)
     assert code == 0
     got = read_exact_csv(out)
@@ -133,7 +134,7 @@ def test_candidate_columns_integer_labels_and_missing_truth(tmp_path, capsys):
     frame = pd.DataFrame(S, columns=[str(j) for j in range(k)]).assign(query=np.arange(n), y=y)
     path, out = tmp_path / "in.csv", tmp_path / "out.csv"
     frame.to_csv(path, index=False)
-    args = ["sps", "--input", str(path), "--alpha", "0.2", "--label-column", "y",
+    args = ["online", "--input", str(path), "--alpha", "0.2", "--label-column", "y",
             "--candidate-columns", "0,1,2,3,4", "--output", str(out)]
     assert main(args) == 0
     got = read_exact_csv(out)
@@ -156,7 +157,7 @@ def _one_line_error(args, capsys):
 
 def test_bad_input_gives_one_line_error(stream, candidates, tmp_path, capsys):
     path, _ = stream
-    base = ["sps", "--input", str(path)]
+    base = ["online", "--input", str(path)]
     assert "alpha" in _one_line_error(base + ["--alpha", "1.5"], capsys)
     assert "alpha" in _one_line_error(base + ["--alpha", "0"], capsys)
     assert "no column 'loss'" in _one_line_error(
@@ -169,48 +170,48 @@ def test_bad_input_gives_one_line_error(stream, candidates, tmp_path, capsys):
     assert "learning_rate" in _one_line_error(
         base + ["--alpha", "0.1", "--strategy", "dlr", "--learning-rate", "-1"], capsys
     )
-    missing = ["sps", "--input", str(tmp_path / "missing.csv"), "--alpha", "0.1"]
+    missing = ["online", "--input", str(tmp_path / "missing.csv"), "--alpha", "0.1"]
     _one_line_error(missing, capsys)
 
     bad = tmp_path / "bad.csv"
     pd.DataFrame({"score": ["0.5", "abc", "0.1"]}).to_csv(bad, index=False)
-    msg = _one_line_error(["sps", "--input", str(bad), "--alpha", "0.1"], capsys)
+    msg = _one_line_error(["online", "--input", str(bad), "--alpha", "0.1"], capsys)
     assert "'score'" in msg and "row 2 (line 3 of the file" in msg
     assert "'abc' is not a number" in msg
     pd.DataFrame({"score": [0.5, np.nan, 0.1]}).to_csv(bad, index=False)
     assert "row 2 (line 3 of the file, counting the header) is empty" in _one_line_error(
-        ["sps", "--input", str(bad), "--alpha", "0.1"], capsys)
+        ["online", "--input", str(bad), "--alpha", "0.1"], capsys)
     pd.DataFrame({"score": [0.5, np.inf]}).to_csv(bad, index=False)
-    assert "finite" in _one_line_error(["sps", "--input", str(bad), "--alpha", "0.1"], capsys)
+    assert "finite" in _one_line_error(["online", "--input", str(bad), "--alpha", "0.1"], capsys)
     pd.DataFrame({"score": []}).to_csv(bad, index=False)
     assert "has a header but no data rows" in _one_line_error(
-        ["sps", "--input", str(bad), "--alpha", "0.1"], capsys)
+        ["online", "--input", str(bad), "--alpha", "0.1"], capsys)
     bad.write_text("")
     assert "bad.csv is empty (0 bytes)" in _one_line_error(
-        ["sps", "--input", str(bad), "--alpha", "0.1"], capsys)
+        ["online", "--input", str(bad), "--alpha", "0.1"], capsys)
 
     cpath, *_ = candidates
     frame = read_exact_csv(cpath)
     frame.loc[3, "relevant"] = "doc99"
     frame.to_csv(bad, index=False)
     msg = _one_line_error(
-        ["sps", "--input", str(bad), "--alpha", "0.1", "--label-column", "relevant"], capsys
+        ["online", "--input", str(bad), "--alpha", "0.1", "--label-column", "relevant"], capsys
     )
     assert "column 'relevant', row 4 (line 5 of the file" in msg
     assert "'doc99' is not a candidate column" in msg
     msg = _one_line_error(
-        ["sps", "--input", str(cpath), "--alpha", "0.1", "--label-column", "answer"], capsys
+        ["online", "--input", str(cpath), "--alpha", "0.1", "--label-column", "answer"], capsys
     )
     assert "no column 'answer'" in msg
-    msg = _one_line_error(["sps", "--input", str(cpath), "--alpha", "0.1", "--label-column",
+    msg = _one_line_error(["online", "--input", str(cpath), "--alpha", "0.1", "--label-column",
                            "relevant", "--candidate-columns", "doc0,title"], capsys)
     assert "no column 'title'" in msg
 
 
-def test_module_entry_point_runs_sps(stream):
+def test_module_entry_point_runs_online(stream):
     path, s = stream
     result = subprocess.run(
-        [sys.executable, "-m", "sklearn_riskcontrol", "sps", "--input", str(path), "--alpha",
+        [sys.executable, "-m", "sklearn_riskcontrol", "online", "--input", str(path), "--alpha",
          "0.1", "--horizon", "1200"],
         capture_output=True, text=True,
     )
@@ -220,10 +221,10 @@ def test_module_entry_point_runs_sps(stream):
     assert "over 1200 rounds" in result.stderr
 
 
-def test_demo_sps_section_quick(capsys):
-    from sklearn_riskcontrol.demo.sps import sps_section
+def test_demo_online_section_quick(capsys):
+    from sklearn_riskcontrol.demo.online import online_section
 
-    sps_section(seed=0, quick=True)
+    online_section(seed=0, quick=True)
     out = capsys.readouterr().out
     lines = out.splitlines()
     sps_row = next(line for line in lines if line.strip().startswith("SPS "))

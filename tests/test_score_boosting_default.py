@@ -35,7 +35,7 @@ def test_default_is_homo_everywhere_it_is_stated():
     assert inspect.signature(SCoRESDR).parameters["boosting"].default == "homo"
     assert SCoRESDR(LogisticRegression()).get_params()["boosting"] == "homo"
     assert 'boosting : {None, "hete", "homo"}, default="homo"' in SCoRESDR.__doc__
-    args = _build_parser().parse_args(["score", "--calibration", "c", "--test", "t",
+    args = _build_parser().parse_args(["selective", "--calibration", "c", "--test", "t",
                                        "--alpha", "0.1"])
     assert args.boosting == "homo"
     guide = (ROOT / "doc" / "user_guide" / "score.rst").read_text()

@@ -19,7 +19,7 @@ from ..selective import deployment_rate, realized_mdr, realized_sdr
 from ..risks import make_risk
 from ..selective import ConcentrationMDR, ConcentrationSDR, SCoREMDR, SCoRESDR
 
-__all__ = ["score_section"]
+__all__ = ["selective_section"]
 
 _CATEGORIES = ["cut", "color", "clarity"]
 
@@ -29,7 +29,7 @@ def _gradient_boosting(seed, max_iter):
     return make_pipeline(prep, HistGradientBoostingRegressor(max_iter=max_iter, random_state=seed))
 
 
-def score_section(seed=0, quick=False):
+def selective_section(seed=0, quick=False):
     """Print the SCoRE part of the demo (diamond prices); return its summary lines."""
     X, y = load_diamonds(return_X_y=True)
     y = np.log(y)

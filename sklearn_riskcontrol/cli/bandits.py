@@ -1,4 +1,4 @@
-"""``python -m sklearn_riskcontrol best-model``: identify the best model of a score table.
+"""``python -m sklearn_riskcontrol bandits``: identify the best model of a score table.
 
 The table holds one row per model and one column per example (scores in [0, 1], e.g. 1 =
 correct; an empty cell = that model was not run on that example), or is a long table with one
@@ -53,32 +53,32 @@ _EPILOG = """\
 examples:
   # the best of the models in scores.csv (rows = models, first column = model names),
   # scoring at most 20% of the cells, with 95% simultaneous confidence intervals
-  python -m sklearn_riskcontrol best-model --scores scores.csv --budget 0.2
+  python -m sklearn_riskcontrol bandits --scores scores.csv --budget 0.2
 
   # PULSE with other models' scores on the same examples as side information
-  python -m sklearn_riskcontrol best-model --scores scores.csv --side-scores history.csv \\
+  python -m sklearn_riskcontrol bandits --scores scores.csv --side-scores history.csv \\
       --budget 5000 --batch-size 32 --refit-every 20 --rank 4 --output estimates.csv
 
   # the UCB-E baseline (observed scores only; anytime-valid intervals), with progress lines
-  python -m sklearn_riskcontrol best-model --scores scores.csv --strategy ucbe --budget 0.2 -v
+  python -m sklearn_riskcontrol bandits --scores scores.csv --strategy ucbe --budget 0.2 -v
 
   # record every revealed cell in run.db; the same command again continues (and replays) the run
-  python -m sklearn_riskcontrol best-model --scores scores.csv --budget 0.2 --store run.db
+  python -m sklearn_riskcontrol bandits --scores scores.csv --budget 0.2 --store run.db
 
   # a long table, one row per (model, example): columns model, example, score (found by name)
-  python -m sklearn_riskcontrol best-model --scores runs.jsonl --budget 0.2
-  python -m sklearn_riskcontrol best-model --scores runs.parquet --long --model-column llm \\
+  python -m sklearn_riskcontrol bandits --scores runs.jsonl --budget 0.2
+  python -m sklearn_riskcontrol bandits --scores runs.parquet --long --model-column llm \\
       --example-column question_id --score-column correct --budget 0.2
 
   # models run on different examples: compare them on the examples they all have
-  python -m sklearn_riskcontrol best-model --scores runs.jsonl --common-examples
+  python -m sklearn_riskcontrol bandits --scores runs.jsonl --common-examples
 """
 
 
 def add_parser(subparsers):
-    """Register the ``best-model`` command on ``subparsers``."""
+    """Register the ``bandits`` command on ``subparsers``."""
     p = subparsers.add_parser(
-        "best-model",
+        "bandits",
         help="identify the best model of a models x examples score table within a budget "
              "(PULSE, UCB-E, UCB-E-LRF)",
         description=(
@@ -328,7 +328,7 @@ def _in_cli_words(message):
 
 
 def run(args):
-    """Run ``best-model`` on parsed arguments (bad input raises ``ValueError``/``OSError``)."""
+    """Run ``bandits`` on parsed arguments (bad input raises ``ValueError``/``OSError``)."""
     import pandas as pd
 
     from .._validation import RiskControlWarning, check_level, warn

@@ -1,4 +1,4 @@
-"""``python -m sklearn_riskcontrol sps``: online prediction-set thresholds from a CSV stream.
+"""``python -m sklearn_riskcontrol online``: online prediction-set thresholds from a CSV stream.
 
 Replays a CSV with one row per round, in stream order, honestly (semi-bandit feedback: the true
 label's score is seen only when it is in the published set) with SPS or one of the paper's
@@ -17,9 +17,9 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(subparsers):
-    """Register the ``sps`` command on ``subparsers``."""
+    """Register the ``online`` command on ``subparsers``."""
     p = subparsers.add_parser(
-        "sps",
+        "online",
         help="online prediction-set thresholds (SPS and baselines) from a CSV stream of scores",
         description=(
             "Online prediction sets with semi-bandit feedback. Reads a CSV with one row per "
@@ -98,7 +98,7 @@ def _candidate_scores(table, args):
 
 
 def run(args):
-    """Run ``sps`` on parsed arguments (bad input raises ``ValueError``/``OSError``)."""
+    """Run ``online`` on parsed arguments (bad input raises ``ValueError``/``OSError``)."""
     from .._validation import check_level
     from ..online import make_learner, simulate_thresholds
 

@@ -1,4 +1,4 @@
-"""``python -m sklearn_riskcontrol score``: SCoRE deploy decisions from CSV tables.
+"""``python -m sklearn_riskcontrol selective``: SCoRE deploy decisions from CSV tables.
 
 Reads a calibration CSV (one row per labeled point: its risk in [0, 1] and its score, smaller =
 safer) and a test CSV (one row per test point: its score), and writes the test table with the
@@ -18,9 +18,9 @@ _GUARANTEE = {
 
 
 def add_parser(subparsers):
-    """Register the ``score`` command on ``subparsers``."""
+    """Register the ``selective`` command on ``subparsers``."""
     p = subparsers.add_parser(
-        "score",
+        "selective",
         help="SCoRE deploy decisions from CSV tables of calibration risks/scores and test scores",
         description=(
             "Selective deployment with SCoRE. Reads a calibration CSV (one row per labeled point: "
@@ -47,7 +47,7 @@ def add_parser(subparsers):
 
 
 def run(args):
-    """Run ``score`` on parsed arguments (bad input raises ``ValueError``/``OSError``)."""
+    """Run ``selective`` on parsed arguments (bad input raises ``ValueError``/``OSError``)."""
     from .._validation import check_level
     from ..evalues.testing import boost_evalues, ebh
     from ..selective import mdr_decisions, mdr_evalues, sdr_evalues

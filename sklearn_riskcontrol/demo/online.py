@@ -17,10 +17,10 @@ from ..datasets import load_letter
 from ..online import average_set_size, coverage_rate, oracle_threshold, undercoverage_count
 from ..online import SemiBanditPredictionSet, simulate_thresholds
 
-__all__ = ["sps_section"]
+__all__ = ["online_section"]
 
 
-def sps_section(seed=0, quick=False):
+def online_section(seed=0, quick=False):
     """Print the SPS part of the demo (letter recognition); return its summary lines."""
     X, y = load_letter(return_X_y=True)
     n_fit, T = (2000, 3000) if quick else (6000, 10000)
