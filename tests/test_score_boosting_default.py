@@ -38,7 +38,7 @@ def test_default_is_homo_everywhere_it_is_stated():
     args = _build_parser().parse_args(["selective", "--calibration", "c", "--test", "t",
                                        "--alpha", "0.1"])
     assert args.boosting == "homo"
-    guide = (ROOT / "doc" / "user_guide" / "score.rst").read_text()
+    guide = (ROOT / "doc" / "user_guide" / "selective.rst").read_text()
     section = guide.split("Boosting: which and why", 1)[1].split("\n\n\n", 1)[0]
     assert '``boosting="homo"`` by default' in section, "the user guide must state the default"
 

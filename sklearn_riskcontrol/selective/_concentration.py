@@ -421,7 +421,7 @@ class ConcentrationMDR(_ConcentrationBase):
         labels), ``group_n_calibration_`` (counts), ``group_thresholds_`` (``-inf`` for
         abstaining groups), ``group_results_`` (label -> ``ConcentrationResult``),
         ``group_delta_``; ``threshold_`` is NaN and ``result_`` is None. Not combined with
-        covariate shift. See :ref:`score-groups`.
+        covariate shift. See :ref:`selective-groups`.
 
     Examples
     --------

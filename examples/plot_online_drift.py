@@ -13,7 +13,7 @@ Semi-bandit feedback does observe one thing exactly: whether the true label was 
 probability at most ``alpha``" (SPS's own guarantee) and raises a ``RiskControlWarning`` when its
 e-value reaches ``1 / monitor_delta``. On i.i.d. rounds it false-alarms with probability at most
 ``monitor_delta + delta`` over the whole stream. ``on_drift="restart"`` then restarts SPS (outside
-the paper's guarantee). See :doc:`/user_guide/sps`, "When the stream drifts".
+the paper's guarantee). See :doc:`/user_guide/online`, "When the stream drifts".
 """
 
 # %%

@@ -20,7 +20,7 @@ With ``groups="predicted_class"`` the guarantee holds **within every predicted c
   deployed predictions is at most ``alpha`` in all ten classes at once.
 
 We compare the four estimators over repeated calibration/test splits (see
-:ref:`score-groups` in the user guide).
+:ref:`selective-groups` in the user guide).
 """
 
 # %%

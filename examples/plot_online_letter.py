@@ -17,7 +17,7 @@ at most 10% of the true labels. **SPS** (Ge, Bastani & Bastani) guarantees that 
 at least ``1 - delta``, ``tau_t <= tau*`` at *every* round (so every published set covers at
 least 90%), and ``tau_t`` climbs to ``tau*`` with regret ``O(sqrt(T log T))``. We compare it with
 the paper's baselines, greedy, ACI, DLR, explore-then-commit (ETC) and conservative ETC, on the
-same stream. See :doc:`/user_guide/sps` for the theory.
+same stream. See :doc:`/user_guide/online` for the theory.
 """
 
 # %%

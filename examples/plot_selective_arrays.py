@@ -13,7 +13,7 @@ abstain elsewhere, with a guarantee stated in terms of our own risk:
 
 Everything here uses SCoRE's array layer (in :mod:`sklearn_riskcontrol.selective`) on plain NumPy
 arrays: calibration risks, calibration scores and test scores. Realized risks are measured on the
-test labels, which the methods never see. See :doc:`/user_guide/score` for the theory.
+test labels, which the methods never see. See :doc:`/user_guide/selective` for the theory.
 """
 
 # %%
