@@ -18,7 +18,7 @@ the score ``1 - max predict_proba``. We look at the deployed fraction
 * over 200 shuffled calibration/test splits, one boosting draw each (data and boosting),
 
 and check the realized SDR against ``alpha``. See :ref:`selective-boosting-choice` for the full
-benchmark (``benchmarks/bench_score_boosting.py``).
+benchmark (``benchmarks/selective_boosting.py``).
 """
 
 # %%

@@ -1,7 +1,7 @@
 """SCoRE-SDR's default boosting is "homo", and the property that justified the choice holds.
 
 Issue 14: the default of ``SCoRESDR(boosting=...)`` is the option that deploys the most while
-staying valid (``benchmarks/bench_score_boosting.py``: on the paper's six simulation settings,
+staying valid (``benchmarks/selective_boosting.py``: on the paper's six simulation settings,
 digits, letter and diamonds, "homo" deploys at least as much as "hete" on average, with a larger
 10% quantile, and both keep the realized SDR at alpha). Here:
 

@@ -442,7 +442,7 @@ class SCoRESDR(_DeploymentBase):
         control (in expectation, over the data and the uniforms) and are far more powerful than
         ``None``: without boosting all non-zero e-values are equal and e-BH often selects
         nothing. ``"homo"`` deploys more on average and varies less from draw to draw (measured
-        in ``benchmarks/bench_score_boosting.py``; see :ref:`selective-boosting-choice`), hence the
+        in ``benchmarks/selective_boosting.py``; see :ref:`selective-boosting-choice`), hence the
         default (earlier development versions used ``"hete"``).
     weight_estimator : probabilistic classifier, optional
         See :class:`SCoREMDR`.

@@ -20,8 +20,8 @@ e. ``SCoRESDR(...).fit(X_cal, y_cal).decide(X_test)`` around a fitted ``Logistic
 Times are the best of ``--repeat`` runs with ``time.perf_counter``; absolute numbers are noisy on
 shared machines, the printed ratios are what to compare.
 
-    python benchmarks/bench_score_speed.py            # all cases, default sizes
-    python benchmarks/bench_score_speed.py --quick    # smaller sizes, a few seconds
+    python benchmarks/selective_speed.py            # all cases, default sizes
+    python benchmarks/selective_speed.py --quick    # smaller sizes, a few seconds
 """
 
 import argparse

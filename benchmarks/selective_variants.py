@@ -19,7 +19,7 @@ Three comparisons, each on the SCoRE paper's simulation settings and on ``letter
    estimator's default). ``all/none`` = share of repetitions that deploy every test point or
    none; ``pred.`` = for ``gamma >= 1``, the mean of ``min(1, alpha (n + 1) / (1 + sum_i L_i))``,
    the exact probability (given the calibration data) that homogeneous boosting deploys the
-   whole batch (see ``doc/user_guide/score.rst``, section "SCoRE variants"); ``SDR when
+   whole batch (see ``doc/user_guide/selective.rst``, section "SCoRE variants"); ``SDR when
    deployed`` = mean realized SDR over the repetitions that deploy something (a conditional
    average: the guarantee bounds the unconditional one, where deploying nothing counts 0).
 
@@ -46,9 +46,9 @@ status 1 once every table is printed.
 
 Usage::
 
-    python benchmarks/bench_score_variants.py --reps 200
-    python benchmarks/bench_score_variants.py --quick            # smoke test, under a minute
-    python benchmarks/bench_score_variants.py --problems letter --reps 500
+    python benchmarks/selective_variants.py --reps 200
+    python benchmarks/selective_variants.py --quick            # smoke test, under a minute
+    python benchmarks/selective_variants.py --problems letter --reps 500
 """
 
 import argparse

@@ -16,11 +16,11 @@ within them; paired across methods); PULSE's target: <= 0.8 of UCB-E's evaluatio
 warm-up (printed as met / NOT met). ``--out`` saves the per-run histories (npz); ``--load FILE
 --matrices K`` re-analyses one.
 
-    python benchmarks/bench_bandits_efficiency.py --matrices 5 --reps 10          # 50 runs
-    python benchmarks/bench_bandits_efficiency.py --matrices 10 --reps 10 --out eff.npz
-    python benchmarks/bench_bandits_efficiency.py --m 150 --n 800 --n-side 165 --B 16 --tau 50
-    python benchmarks/bench_bandits_efficiency.py --m 150 --n 800 --n-side 165 --B 16 --tau 50 --rank cv
-    python benchmarks/bench_bandits_efficiency.py --quick   # 100 x 600, 2 x 2 runs (smoke test)
+    python benchmarks/bandits_efficiency.py --matrices 5 --reps 10          # 50 runs
+    python benchmarks/bandits_efficiency.py --matrices 10 --reps 10 --out eff.npz
+    python benchmarks/bandits_efficiency.py --m 150 --n 800 --n-side 165 --B 16 --tau 50
+    python benchmarks/bandits_efficiency.py --m 150 --n 800 --n-side 165 --B 16 --tau 50 --rank cv
+    python benchmarks/bandits_efficiency.py --quick   # 100 x 600, 2 x 2 runs (smoke test)
 """
 
 import argparse

@@ -13,8 +13,8 @@ b. The store's overhead per evaluation: the same search against an instant back-
    per-evaluation time differences against no store, and the overhead as a fraction of the
    simulated latency of one call.
 
-    python benchmarks/bench_store.py             # 20 ms per call, 400 evaluations (~15 s)
-    python benchmarks/bench_store.py --quick     # a few seconds
+    python benchmarks/evaluation_store.py             # 20 ms per call, 400 evaluations (~15 s)
+    python benchmarks/evaluation_store.py --quick     # a few seconds
 """
 
 import argparse

@@ -15,7 +15,7 @@ Cases (labeled n, unlabeled N, judge agreement):
 * ``beta-useless``: judge loss ~ Beta(2, 5) independent of the loss;
 * ``rare``: zero-one loss with risk 0.03, n = 100, N = 1000, judge flips 10%.
 
-Run: ``python benchmarks/bench_ci_power.py`` (1000 repetitions per case, about 10 minutes on one
+Run: ``python benchmarks/autoeval_ci_power.py`` (1000 repetitions per case, about 10 minutes on one
 core) or ``--quick`` (100 repetitions). ``--reps`` overrides. Needs ppi_python (the ``compare``
 extra); without it the script says so and exits.
 """

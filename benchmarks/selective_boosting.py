@@ -44,9 +44,9 @@ the risk among deployed is <= alpha on the whole pool (real data) or on 50,000 f
 
 Usage::
 
-    python benchmarks/bench_score_boosting.py                # 200 splits, 5 draws each
-    python benchmarks/bench_score_boosting.py --quick        # smoke test, under 30 s
-    python benchmarks/bench_score_boosting.py --problems letter --alphas 0.01,0.03 --splits 400
+    python benchmarks/selective_boosting.py                # 200 splits, 5 draws each
+    python benchmarks/selective_boosting.py --quick        # smoke test, under 30 s
+    python benchmarks/selective_boosting.py --problems letter --alphas 0.01,0.03 --splits 400
 """
 
 import argparse
@@ -70,7 +70,7 @@ from sklearn_riskcontrol.selective import mdr_decisions, sdr_evalues, realized_m
 from sklearn_riskcontrol.risks import make_risk
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_pac_selective import _prepare as _rf_scores_and_errors  # noqa: E402
+from selective_pac import _prepare as _rf_scores_and_errors  # noqa: E402
 from _common import exceeds, fail_if  # noqa: E402
 
 BOOSTINGS = (None, "hete", "homo")

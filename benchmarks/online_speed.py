@@ -22,10 +22,10 @@ in batches of 1000 <= 1.5x the replay path and batches of 100 <= 2 us/round at 1
 
 Usage::
 
-    python benchmarks/bench_sps_speed.py                 # 10^6 rounds, baseline at 10^5
-    python benchmarks/bench_sps_speed.py --naive-rounds 20000   # quicker baseline
-    python benchmarks/bench_sps_speed.py --only-estimator       # part 3 only
-    python benchmarks/bench_sps_speed.py --quick         # 10^5 rounds, baseline at 10^4
+    python benchmarks/online_speed.py                 # 10^6 rounds, baseline at 10^5
+    python benchmarks/online_speed.py --naive-rounds 20000   # quicker baseline
+    python benchmarks/online_speed.py --only-estimator       # part 3 only
+    python benchmarks/online_speed.py --quick         # 10^5 rounds, baseline at 10^4
 """
 
 import argparse

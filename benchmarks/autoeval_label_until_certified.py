@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/bench_label_until_certified.py [--quick] [--reps 200] [--budget 1000]
+    python benchmarks/autoeval_label_until_certified.py [--quick] [--reps 200] [--budget 1000]
                                                       [--batch 10] [--betting up] [--data PATH]
 
 Data: ``../shared/data/quantization_triviaqa/`` next to the repository (relative losses of 48

@@ -34,9 +34,9 @@ of splits failing (should be about ``delta`` or less), seconds per split.
 
 Usage::
 
-    python benchmarks/bench_pac_ppi.py            # 50 splits
-    python benchmarks/bench_pac_ppi.py --splits 8 --datasets synthetic,letter   # RESULTS.md
-    python benchmarks/bench_pac_ppi.py --quick    # smoke test: 1 split, n = 100, N = 500
+    python benchmarks/selective_pac_ppi.py            # 50 splits
+    python benchmarks/selective_pac_ppi.py --splits 8 --datasets synthetic,letter   # RESULTS.md
+    python benchmarks/selective_pac_ppi.py --quick    # smoke test: 1 split, n = 100, N = 500
 """
 
 import argparse
@@ -50,7 +50,7 @@ from sklearn_riskcontrol import RiskControlWarning
 from sklearn_riskcontrol.selective import concentration_threshold
 
 from _common import exceeds, fail_if  # noqa: E402 (benchmarks/ is on sys.path)
-from bench_pac_selective import fitted_forest  # noqa: E402 (benchmarks/ is on sys.path)
+from selective_pac import fitted_forest  # noqa: E402 (benchmarks/ is on sys.path)
 
 DELTA = 0.1
 

@@ -12,7 +12,7 @@ exact:
 
 Per strategy (SPS = the paper's algorithm, anytime schedule, delta = 0.01; SPS + restart =
 :func:`~sklearn_riskcontrol.online.simulate_monitored` with ``on_drift="restart"``, monitor_delta
-= 0.01; ACI and DLR with their defaults, as in ``sps_validity_regret.py``): coverage of the last
+= 0.01; ACI and DLR with their defaults, as in ``online_validity_regret.py``): coverage of the last
 quarter (fraction of rounds T*3/4 < t <= T whose set held the true label; mean over runs and
 runs' minimum), crossing rate (fraction of runs with some tau_t > tau*_t), regret at T (the paper's
 asymmetric loss of ``metrics.cumulative_regret`` with the round's own G_t), and, for the monitor
@@ -22,7 +22,7 @@ the median delay after the first round with tau_t > tau*_t (the first undercover
 Targets, printed as met / NOT met: with restarts, last-quarter coverage >= 0.85 on every drifting
 stream and regret on the i.i.d. streams <= 2x SPS's.
 
-Usage: ``python benchmarks/sps_drift.py [--runs 100] [--horizon 10000] [--quick]``
+Usage: ``python benchmarks/online_drift.py [--runs 100] [--horizon 10000] [--quick]``
 """
 
 import argparse

@@ -26,8 +26,8 @@ and SCoRE uses the true / estimated density ratio; the (unweighted) baselines ar
 
 Usage::
 
-    python benchmarks/score_validity_power.py --reps 100 > table.md
-    python benchmarks/score_validity_power.py --quick
+    python benchmarks/selective_validity_power.py --reps 100 > table.md
+    python benchmarks/selective_validity_power.py --quick
 """
 
 import argparse

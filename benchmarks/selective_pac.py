@@ -114,10 +114,10 @@ class). Skipped, saying so, while ``ConcentrationSDR`` has no ``groups`` paramet
 
 Usage::
 
-    python benchmarks/bench_pac_selective.py                 # all 17 cases, 100 splits
-    python benchmarks/bench_pac_selective.py --quick         # cases 1-12, 10 splits, smoke test
-    python benchmarks/bench_pac_selective.py --cases 1,digits-rf-.02 --splits 200
-    python benchmarks/bench_pac_selective.py --cases 13,14,15,16,17 --no-groups  # held out only
+    python benchmarks/selective_pac.py                 # all 17 cases, 100 splits
+    python benchmarks/selective_pac.py --quick         # cases 1-12, 10 splits, smoke test
+    python benchmarks/selective_pac.py --cases 1,digits-rf-.02 --splits 200
+    python benchmarks/selective_pac.py --cases 13,14,15,16,17 --no-groups  # held out only
 """
 
 import argparse
@@ -215,7 +215,7 @@ def _halves(name, seed):
 
 def fitted_forest(name, seed):
     """A random forest fitted on a shuffled half of ``digits`` or ``letter``; returns it with
-    both halves ``(model, X_fit, y_fit, X_rest, y_rest)`` (shared with bench_pac_ppi.py)."""
+    both halves ``(model, X_fit, y_fit, X_rest, y_rest)`` (shared with selective_pac_ppi.py)."""
     X_fit, y_fit, X_rest, y_rest = _halves(name, seed)
     model = RandomForestClassifier(n_estimators=100, random_state=seed, n_jobs=2).fit(X_fit, y_fit)
     return model, X_fit, y_fit, X_rest, y_rest
@@ -223,7 +223,7 @@ def fitted_forest(name, seed):
 
 def _prepare(name, seed):
     """Scores and 0/1 losses of the random forest on the non-training rows (shared with
-    bench_score_boosting.py)."""
+    selective_boosting.py)."""
     model, _, _, X_rest, y_rest = fitted_forest(name, seed)
     proba = model.predict_proba(X_rest)
     loss = (model.classes_[proba.argmax(axis=1)] != y_rest).astype(float)

@@ -19,9 +19,9 @@ budget; each run's intervals are evaluated at every ``delta``. Printed per confi
 or ``marg cov`` more than 3 of them below 1 - delta is a wrong result: the script then exits
 with status 1 after the table.
 
-    python benchmarks/pulse_ci_coverage.py                 # ~3 min on 2 cores
-    python benchmarks/pulse_ci_coverage.py --reps 300 --n-jobs 2
-    python benchmarks/pulse_ci_coverage.py --quick         # B 8, 64; budgets .1, .5; 10 reps
+    python benchmarks/bandits_pulse_ci_coverage.py                 # ~3 min on 2 cores
+    python benchmarks/bandits_pulse_ci_coverage.py --reps 300 --n-jobs 2
+    python benchmarks/bandits_pulse_ci_coverage.py --quick         # B 8, 64; budgets .1, .5; 10 reps
 """
 
 import argparse

@@ -15,9 +15,9 @@ bootstrap CI resampling matrices, then seeds). ``--refit-sweeps 2,10`` runs UCB-
 (same seeds) and also prints, for each run, how much 50 further sweeps at the end of the run move
 the per-model estimates (the ALS convergence gap of the warm-started refits).
 
-    python benchmarks/bench_bandits_lrf.py --matrices 2 --reps 5
-    python benchmarks/bench_bandits_lrf.py --matrices 10 --reps 3 --refit-sweeps 2,10
-    python benchmarks/bench_bandits_lrf.py --quick    # 40 x 200, 2 x 2 runs, sweeps 2 and 10
+    python benchmarks/bandits_lrf.py --matrices 2 --reps 5
+    python benchmarks/bandits_lrf.py --matrices 10 --reps 3 --refit-sweeps 2,10
+    python benchmarks/bandits_lrf.py --quick    # 40 x 200, 2 x 2 runs, sweeps 2 and 10
 """
 
 import argparse

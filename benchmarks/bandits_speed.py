@@ -34,11 +34,11 @@ f. Time against the number of examples n of the default settings, new against ol
    selector), budget a fixed fraction. Best of ``--repeats`` interleaved runs per size; prints
    the log-log slope of each and the old / new time ratio at the largest size.
 
-    python benchmarks/bench_bandits_speed.py            # paper scale (several minutes)
-    python benchmarks/bench_bandits_speed.py --cases f  # time vs n, old vs new defaults (~3 min)
-    python benchmarks/bench_bandits_speed.py --quick    # small sizes, one run each (smoke test)
-    python benchmarks/bench_bandits_speed.py --cases d  # UCB-E-LRF only
-    python benchmarks/bench_bandits_speed.py --cases e  # PULSE time and memory (~2 minutes)
+    python benchmarks/bandits_speed.py            # paper scale (several minutes)
+    python benchmarks/bandits_speed.py --cases f  # time vs n, old vs new defaults (~3 min)
+    python benchmarks/bandits_speed.py --quick    # small sizes, one run each (smoke test)
+    python benchmarks/bandits_speed.py --cases d  # UCB-E-LRF only
+    python benchmarks/bandits_speed.py --cases e  # PULSE time and memory (~2 minutes)
 """
 
 import argparse

@@ -58,13 +58,13 @@ Two kinds of matrices (``--kind``):
 Runs of ``benchmarks/RESULTS.md`` (2 cores shared: ``--n-jobs 1``; counts of evaluations, not
 times, are the result; 3-6 minutes each)::
 
-    python benchmarks/bench_bandits_ablations.py --kind synthetic --m 150 --n 800 \\
+    python benchmarks/bandits_ablations.py --kind synthetic --m 150 --n 800 \\
         --matrices 10 --reps 5 --budget 0.3 --eps 0
-    python benchmarks/bench_bandits_ablations.py --kind alpacaeval --matrices 8 --reps 5 --budget 0.6
-    python benchmarks/bench_bandits_ablations.py --kind synthetic --m 150 --n 800 --matrices 20 \\
+    python benchmarks/bandits_ablations.py --kind alpacaeval --matrices 8 --reps 5 --budget 0.6
+    python benchmarks/bandits_ablations.py --kind synthetic --m 150 --n 800 --matrices 20 \\
         --reps 5 --budget 0.2 --eps 0 --matrix-seed 700 --methods UCB-E-LRF,LRF-all-R
 
-Smoke test (every method, a few seconds): ``python benchmarks/bench_bandits_ablations.py --quick``.
+Smoke test (every method, a few seconds): ``python benchmarks/bandits_ablations.py --quick``.
 Every run first checks the generator and the precision-curve helpers on known inputs
 (``self_check``; an error ends it).
 """

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/bench_autoeval_speed.py [--quick] [--scale | --ci]
+    python benchmarks/autoeval_speed.py [--quick] [--scale | --ci]
 
 Cases (synthetic data, Example 1 of the paper: binary losses, judge right w.p. gamma):
 

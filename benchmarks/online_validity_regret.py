@@ -6,7 +6,7 @@ tau_t exceeded tau* (SPS: at most 2/T by the theorem), the coverage (fraction of
 held the true label), and the cumulative regret with the paper's asymmetric loss. Then the
 log-log slope of SPS's regret over T in [10^3, 10^5] (theory: sqrt(T log T), slope ~ 0.5-0.6).
 
-Usage: ``python benchmarks/sps_validity_regret.py [--runs 100] [--quick]``
+Usage: ``python benchmarks/online_validity_regret.py [--runs 100] [--quick]``
 """
 
 import argparse

@@ -15,9 +15,9 @@ all models, and the ratio old / new. Then the stopping rule: the same strategies
 ``stop_when_certified=True`` and budget = the whole matrix: share of runs certified before the
 matrix is exhausted, share certifying a wrong model (guarantee <= delta), median evaluations used.
 
-    python benchmarks/bench_bandit_intervals.py --quick      # smoke test, ~15 s on 2 cores
-    python benchmarks/bench_bandit_intervals.py              # documented medium size, ~10 min
-    python benchmarks/bench_bandit_intervals.py --m 1000 --n 12000 --n-side 1100 --B 64 \
+    python benchmarks/bandits_intervals.py --quick      # smoke test, ~15 s on 2 cores
+    python benchmarks/bandits_intervals.py              # documented medium size, ~10 min
+    python benchmarks/bandits_intervals.py --m 1000 --n 12000 --n-side 1100 --B 64 \
         --budget 80000 --reps 20 --stop-reps 0              # the spec's size (slow)
 """
 
