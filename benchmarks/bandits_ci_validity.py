@@ -1,7 +1,7 @@
 """Monte-Carlo coverage of PULSE's confidence intervals and centring of its estimates.
 
 (For the coverage and width table over batch sizes, budgets and deltas, see
-``pulse_ci_coverage.py``.)
+``bandits_pulse_ci_coverage.py``.)
 
 For every repetition PULSE runs on the same matrix with a new seed; we record whether the
 simultaneous intervals (union bound over models and pull counts) cover *all* true means, the

@@ -1,7 +1,7 @@
 """Run the quick mode of every benchmark, one after another, each in a fresh interpreter.
 
-    python benchmarks/run_quick.py                        # all of them (what CI runs)
-    python benchmarks/run_quick.py bench_store sps_drift  # only these
+    python benchmarks/run_quick.py                                # all of them (what CI runs)
+    python benchmarks/run_quick.py evaluation_store online_drift  # only these
 
 Every ``benchmarks/*.py`` except this runner and the helper modules (``_*.py``) is a benchmark
 and must have a ``--quick`` mode: a script without one fails, so a new benchmark cannot be left

@@ -81,7 +81,7 @@ for name, fitted in runs.items():
 # -----------------------
 # The probability of having identified the best model after a given number of evaluations
 # (the first ``200 * 16`` are the warm-up batch of every model). With only six runs per method
-# the curves are coarse; ``benchmarks/bench_bandits_efficiency.py`` runs the full study.
+# the curves are coarse; ``benchmarks/bandits_efficiency.py`` runs the full study.
 fig, ax = plt.subplots(figsize=(7, 4), layout="constrained")
 plot_accuracy_vs_budget(runs, data.best_index, ax=ax, level=0.95)
 ax.set_title("200 models x 2000 examples, top-2 gap 0.01")

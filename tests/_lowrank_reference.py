@@ -4,7 +4,7 @@
 matrices (every step allocates its full-size float32 temporaries), as the library did before it
 switched to cache-sized blocks and reused buffers (issue 13). The blocked version must give
 bit-for-bit the same factors, so tests compare the two with ``np.array_equal`` and
-``benchmarks/bench_bandits_speed.py`` times and measures the memory of both.
+``benchmarks/bandits_speed.py`` times and measures the memory of both.
 :func:`plain_svd_start` is the spectral start computed with ``np.where`` temporaries.
 """
 

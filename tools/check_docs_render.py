@@ -21,7 +21,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_PAGE = ROOT / "doc" / "_build" / "html" / "user_guide" / "score.html"
+DEFAULT_PAGE = ROOT / "doc" / "_build" / "html" / "user_guide" / "selective.html"
 TEX_DELIMITERS = ("\\(", "\\)", "\\[", "\\]")
 
 

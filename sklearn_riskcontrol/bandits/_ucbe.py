@@ -225,7 +225,7 @@ _ENSEMBLE_PARAMS_DOC = """\
         ALS sweeps of each refit after a batch. Refits continue from the previous factors (warm
         start): one batch moves the ALS solution little, so a few sweeps reach what
         ``n_sweeps`` sweeps per refit give (Zhou et al. do not state a number of sweeps;
-        ``benchmarks/bench_bandits_lrf.py --check-sweeps`` compares both).
+        ``benchmarks/bandits_lrf.py --check-sweeps`` compares both).
     refit_every : int or "auto", default="auto"
         Refit the ensemble every ``refit_every`` steps. ``1`` is Zhou et al.'s algorithm as
         written (a refit after every batch): its number of refits grows with the matrix, each
@@ -441,7 +441,7 @@ class UCBELRF(_EnsembleStrategy):
     eta : float, default=5.0
         Weight of the uncertainty in the index. With ``acquisition="score_only"``, the
         exploration parameter of the UCB-E bonus ``sqrt(eta / |O_i|)`` instead (pass
-        ``eta=1.0``, UCB-E's value in the paper, as ``benchmarks/bench_bandits_ablations.py``
+        ``eta=1.0``, UCB-E's value in the paper, as ``benchmarks/bandits_ablations.py``
         does: the default 5 explores more).
     acquisition : {"uncertainty", "score_only"}, default="uncertainty"
         ``"uncertainty"``: UCB-E-LRF (Zhou et al. Alg. 2), the index above and the

@@ -9,12 +9,14 @@ This package holds the parser and :func:`main` (here), one module per subcommand
 ============  ====================  ===========================================================
 command       module                method
 ============  ====================  ===========================================================
-score         :mod:`.score`         SCoRE deploy decisions
-sps           :mod:`.sps`           SPS online prediction-set thresholds (and baselines)
+selective     :mod:`.selective`     SCoRE deploy decisions
+online        :mod:`.online`        SPS online prediction-set thresholds (and baselines)
 autoeval      :mod:`.autoeval`      R-AutoEval+: certify a risk, select a model
-best-model    :mod:`.best_model`    PULSE, UCB-E, UCB-E-LRF: identify the best model
+bandits       :mod:`.bandits`       PULSE, UCB-E, UCB-E-LRF: identify the best model
 demo          (here)                :func:`sklearn_riskcontrol.demo.run_demo`
 ============  ====================  ===========================================================
+
+Each method command is named after its method package (CONTRIBUTING.md, *Names*).
 
 and :mod:`._io`, the one place where tables are read and validated (and written), with the
 messages that name the file, the column and the row.
@@ -23,11 +25,13 @@ messages that name the file, the column and the row.
 import argparse
 import sys
 
-from . import autoeval, best_model, score, sps
+from . import autoeval, bandits, online, selective
 from ._io import one_line_warnings
 
 # Command name -> module with add_parser(subparsers) and run(args), in the order of --help.
-_COMMANDS = {"score": score, "sps": sps, "autoeval": autoeval, "best-model": best_model}
+_COMMANDS = {
+    "selective": selective, "online": online, "autoeval": autoeval, "bandits": bandits,
+}
 
 
 def _add_demo_parser(subparsers):

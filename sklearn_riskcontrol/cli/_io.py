@@ -13,7 +13,7 @@ Reading
       ``autoeval select`` (ids of the other files matched to ``--labeled`` by
       :func:`positions`);
     * :func:`wide_scores`, :func:`long_scores`, :func:`align_side`: the models x examples score
-      matrices of ``best-model``.
+      matrices of ``bandits``.
 
 Writing
     :func:`write_csv` writes a result table (``-`` = standard output);
@@ -39,7 +39,7 @@ __all__ = [
     "long_scores", "align_side",
 ]
 
-# Score range of the best-model tables; an interval covering all of it says nothing.
+# Score range of the bandits tables; an interval covering all of it says nothing.
 SCORE_LOW, SCORE_HIGH = 0.0, 1.0
 
 
@@ -195,7 +195,7 @@ def long_losses(args, path, column, names=None, examples=None, judge=None):
         (ids if examples is None else examples), unlabeled
 
 
-# ------------------------------------------------------------------------ best-model: scores
+# --------------------------------------------------------------------------- bandits: scores
 def wide_scores(path, header, model_names):
     """Score matrix (NaN = not available), model names and example columns of a CSV table."""
     table = read_table(path, header=header, rows="model")

@@ -7,9 +7,10 @@ run); the guarantees are statements about expectations or probabilities over suc
 each line says which. Data: diamonds and letter recognition (bundled, see
 ``datasets/data/ATTRIBUTION.md``) and the package's own score-matrix simulator.
 
-One module per section, each with a ``*_section`` function that prints the section and returns
-its summary lines: :mod:`.score` (SCoRE), :mod:`.sps` (SPS), :mod:`.autoeval` (R-AutoEval+) and
-:mod:`.bandits` (best-model identification); :func:`run_demo` (here) runs them in that order.
+One module per section, named after its method package, each with a ``<package>_section``
+function that prints the section and returns its summary lines: :mod:`.selective` (SCoRE),
+:mod:`.online` (SPS), :mod:`.autoeval` (R-AutoEval+) and :mod:`.bandits` (best-model
+identification); :func:`run_demo` (here) runs them in that order.
 """
 
 import time
@@ -18,8 +19,8 @@ from threadpoolctl import threadpool_limits
 
 from .autoeval import autoeval_section
 from .bandits import bandits_section
-from .score import score_section
-from .sps import sps_section
+from .online import online_section
+from .selective import selective_section
 
 __all__ = ["run_demo"]
 
@@ -31,9 +32,9 @@ def run_demo(seed=0, quick=False):
     # One BLAS/OpenMP thread: the demo's models are small, and on a busy machine (shared CI)
     # oversubscribed threads make it 10-20x slower.
     with threadpool_limits(limits=1):
-        summary = score_section(seed, quick)
+        summary = selective_section(seed, quick)
         print()
-        summary += sps_section(seed, quick)
+        summary += online_section(seed, quick)
         print()
         summary += autoeval_section(seed, quick)
         print()

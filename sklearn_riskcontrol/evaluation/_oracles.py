@@ -540,7 +540,7 @@ class MatrixOracle(ScoreOracle):
         Durable store of the revealed cells (a path opens a
         :class:`~sklearn_riskcontrol.evaluation.SQLiteStore`); its run configuration includes a
         digest of ``scores``, so a store written for another table is refused. Mostly useful
-        to record which cells a run looked at (the command line's ``best-model --store``).
+        to record which cells a run looked at (the command line's ``bandits --store``).
     model_ids, example_ids : sequence of str or None, default=None
         Names of the rows and columns, used as the store's keys (default: the indices); kept
         as the attributes ``model_ids`` and ``example_ids`` (lists of str, or None). A long

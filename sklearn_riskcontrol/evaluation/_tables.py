@@ -10,7 +10,7 @@ where a cell is missing) with the model and example ids, which
 ``fit`` accept directly (see :doc:`/running_evaluations`).
 
 This module sits on top of the array layer, as the command line does: it reads files, and the
-command line's ``best-model`` and ``autoeval select`` read long tables through it (via
+command line's ``bandits`` and ``autoeval select`` read long tables through it (via
 ``cli/_io.py``, which also detects them). CSV files are read by the reader of the command
 line's wide tables (``_tables.read_table``), so a bad cell is reported the same way everywhere:
 file, column and row counted from 1 (with the line of the file).

@@ -16,7 +16,7 @@ given as ``ax=`` (default: a new figure), labels the axes, adds a legend when cu
 from ._autoeval import plot_eprocess, plot_rho_weights
 from ._bandits import plot_accuracy_vs_budget, plot_evaluations_per_model
 from ._online import plot_coverage, plot_regret, plot_set_size, plot_thresholds
-from ._score import plot_deployment_vs_alpha, plot_group_deployment, plot_risk_vs_alpha
+from ._selective import plot_deployment_vs_alpha, plot_group_deployment, plot_risk_vs_alpha
 
 __all__ = [
     "plot_thresholds",

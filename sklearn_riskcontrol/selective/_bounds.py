@@ -57,7 +57,7 @@ _LABELS_SHARE = 0.9
 _PROCEDURES = ("auto", "union", "fixed_sequence", "fallback")
 # procedure="auto" for the p-value bounds: fixed-sequence testing for MDR (monotone risk, every
 # threshold); for SDR the fallback procedure, on the calibration scores for the bounds below
-# (_score_grid, _MAIN_SHARE), chosen by measurement (benchmarks/bench_pac_selective.py, issue 25).
+# (_score_grid, _MAIN_SHARE), chosen by measurement (benchmarks/selective_pac.py, issue 25).
 _DEFAULT_PROCEDURE = {"mdr": "fixed_sequence", "sdr": "fallback"}
 # p-values that are functions of (n_t, sum of the losses below t), valid for independent losses
 # with the required *average* mean: the SDR default grid may be read off the scores (see
@@ -68,7 +68,7 @@ _SCORE_GRID_BOUNDS = tuple(PVALUES_OF_SUMS)
 # confident model's few safest points, e.g. label noise, then does not cost that share), and 0.3
 # on the ranks k n / 100 with weights 0.95**j (a score whose safest points are not the safest,
 # e.g. a regressor's risk score, or a model that can deploy only a few points, starts there).
-# Chosen by measurement (benchmarks/bench_pac_selective.py) against fixed sequence, first shares
+# Chosen by measurement (benchmarks/selective_pac.py) against fixed sequence, first shares
 # .05-.7 on the first rejectable rank with tails halving every 0.5-4 m ranks, and dyadic,
 # geometric and 50-1000-point rank grids.
 _MAIN_SHARE = 0.7
@@ -348,7 +348,7 @@ def concentration_threshold(
     (where a run of rejections opens when the safest scores are not the safest points, or when
     little can be deployed); the grid opens at the first rank where the weight of the ranks up to
     it could reject with no error, and a threshold gets the weights of the ranks it adds
-    (several when scores tie). Chosen by measurement (``benchmarks/bench_pac_selective.py``,
+    (several when scores tie). Chosen by measurement (``benchmarks/selective_pac.py``,
     issue 25; see ``benchmarks/RESULTS.md``) on twelve models x data sets (logistic regression,
     calibrated boosting, random forests, naive Bayes, k-NN, an MLP and a ridge risk score of a
     diamond-price regressor, on digits, letter, diamonds and a label-noise simulation), against

@@ -421,7 +421,7 @@ class ConcentrationMDR(_ConcentrationBase):
         labels), ``group_n_calibration_`` (counts), ``group_thresholds_`` (``-inf`` for
         abstaining groups), ``group_results_`` (label -> ``ConcentrationResult``),
         ``group_delta_``; ``threshold_`` is NaN and ``result_`` is None. Not combined with
-        covariate shift. See :ref:`score-groups`.
+        covariate shift. See :ref:`selective-groups`.
 
     Examples
     --------
@@ -459,7 +459,7 @@ class ConcentrationSDR(_ConcentrationBase):
     the default fallback, any scores with ``procedure="fixed_sequence"``), and was checked in
     Monte Carlo otherwise (see :func:`~sklearn_riskcontrol.selective.concentration_threshold`).
     Measured side by side with MAPIE 1.6's Learn-then-Test ``BinaryClassificationController``
-    (``benchmarks/bench_pac_selective.py``, 100 shuffled calibration/test splits, delta = .1;
+    (``benchmarks/selective_pac.py``, 100 shuffled calibration/test splits, delta = .1;
     table in ``benchmarks/RESULTS.md``): it deployed at least as much as the best of MAPIE's
     Bonferroni, Holm, fixed-sequence and split fixed-sequence procedures on the twelve models x
     data sets its weights were chosen on (e.g. digits, logistic regression, alpha .02: .903

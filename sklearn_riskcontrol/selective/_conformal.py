@@ -6,7 +6,8 @@ density ratios ``w_i`` (calibration) and ``v_j`` (test).
 
 The paper defines each e-value as an infimum over the unknown test risk ``l in [0, 1]``
 (eqs. 4.1, 5.1, 6.1, 6.2) and computes the SDR ones in O(m (n + m)) (Algorithms 3 and 4). Here the
-infimum is solved in closed form (derivation in ``doc/score.rst`` and ``specs/score.md``):
+infimum is solved in closed form (derivation in ``doc/user_guide/selective.rst``, "Closed forms
+implemented", and ``specs/score.md``):
 
 * MDR (one test point; thresholds over the calibration scores and ``T_j``):
   ``E_j = 0`` unless ``v_j + Aw(T_j) <= gamma (W + v_j)``; otherwise
@@ -672,7 +673,7 @@ def sdr_evalues(
         ``gamma`` above ``alpha`` has asymptotically zero power (Thm. 5.8). Every
         ``gamma >= 1`` gives the same e-values, ``E_j = (W + v_j) / (v_j l_max + sum_i w_i
         L_i)`` (``l_max`` = 1, or the largest ``attainable`` value): without covariate shift
-        all are equal and e-BH deploys the whole batch or nothing (see :ref:`score-variants`).
+        all are equal and e-BH deploys the whole batch or nothing (see :ref:`selective-variants`).
     cal_weights, test_weights : array-like, optional
         Covariate-shift density ratios of calibration and test points.
     attainable : None, "binary" or array-like of floats in [0, 1], default=None

@@ -116,7 +116,7 @@ class SCoREMDR(_DeploymentBase):
         ``gamma <= alpha`` the decisions change only when the largest value is below 1).
         ``"binary"`` for 0/1 risks (``"zero_one"``, ``"absolute"``, ``"threshold"``). ``fit``
         checks that every calibration risk is one of the values; the test risks must be too (a
-        wrong set voids the guarantee). See :ref:`score-variants`.
+        wrong set voids the guarantee). See :ref:`selective-variants`.
     label_score : None, "proba" or callable, default=None
         Label-dependent e-values (paper Remark 4.3, eq. 4.3), for classifiers: the e-value is
         the infimum over the candidate labels ``y`` in ``estimator.classes_`` whose risk
@@ -125,7 +125,7 @@ class SCoREMDR(_DeploymentBase):
         ``classes_``). ``"proba"``: ``V(x, y) = predict_proba(x)[y]``, the probability the
         model gives to a label that would make it wrong; a callable ``X -> array (m,
         n_classes)`` gives ``V`` in ``classes_`` order. ``risk_score`` is not used then.
-        ``None``: eq. 4.1 with ``risk_score``. See :ref:`score-variants`.
+        ``None``: eq. 4.1 with ``risk_score``. See :ref:`selective-variants`.
     groups : None, "predicted_class" or callable, default=None
         Guarantee within each group (Mondrian calibration). ``None``: one group (the
         marginal guarantee above). ``"predicted_class"`` (classifiers): a row's group is the
@@ -139,7 +139,7 @@ class SCoREMDR(_DeploymentBase):
         from the calibration rows). ``fit`` warns, once, about groups with too few calibration
         rows to ever deploy (about ``1 / alpha``); their rows abstain, and so do rows of groups
         not seen in ``fit`` (with a warning). Not combined with covariate shift
-        (``shift_weights``, ``weight_estimator``). See :ref:`score-groups`.
+        (``shift_weights``, ``weight_estimator``). See :ref:`selective-groups`.
     weight_estimator : probabilistic classifier, optional
         Estimates covariate-shift density ratios by classifying calibration (0) vs test-domain
         (1) rows: ``w = p / (1 - p)``. Fitted ones are used as is; an unfitted one is fitted in
@@ -426,7 +426,7 @@ class SCoRESDR(_DeploymentBase):
         e-value is ``(n + 1) / (l_max + sum_i L_i)`` (``l_max`` = 1, or the largest
         ``attainable`` value), so the whole batch is deployed or none of it
         (``boosting="homo"``: all of it with probability
-        ``min(1, alpha (n + 1) / (l_max + sum_i L_i))``). See :ref:`score-variants`.
+        ``min(1, alpha (n + 1) / (l_max + sum_i L_i))``). See :ref:`selective-variants`.
     attainable : None, "binary" or array-like of floats in [0, 1], default=None
         Risk values the loss can take (paper Remark 4.1): the e-values take their infimum over
         the positive ones only instead of over [0, 1], which makes them larger. ``"binary"``
@@ -435,14 +435,14 @@ class SCoRESDR(_DeploymentBase):
         with a non-zero e-value). ``"binary"`` for 0/1 risks (``"zero_one"``, ``"absolute"``,
         ``"threshold"``).
         ``fit`` checks that every calibration risk is one of the values; the test risks must be
-        too (a wrong set voids the guarantee). See :ref:`score-variants`.
+        too (a wrong set voids the guarantee). See :ref:`selective-variants`.
     boosting : {None, "hete", "homo"}, default="homo"
         Divide the e-values by uniforms before e-BH (paper 5.2): ``"homo"`` by one shared
         ``U ~ Unif(0, 1)`` per batch, ``"hete"`` by one ``U_j`` per test point. Both keep SDR
         control (in expectation, over the data and the uniforms) and are far more powerful than
         ``None``: without boosting all non-zero e-values are equal and e-BH often selects
         nothing. ``"homo"`` deploys more on average and varies less from draw to draw (measured
-        in ``benchmarks/bench_score_boosting.py``; see :ref:`score-boosting-choice`), hence the
+        in ``benchmarks/selective_boosting.py``; see :ref:`selective-boosting-choice`), hence the
         default (earlier development versions used ``"hete"``).
     weight_estimator : probabilistic classifier, optional
         See :class:`SCoREMDR`.
@@ -456,7 +456,7 @@ class SCoRESDR(_DeploymentBase):
         when the calibration and test rows of the group are exchangeable. ``fit`` warns, once,
         about groups with too few calibration rows to ever deploy (about ``1 / gamma``, or
         ``1 / alpha`` without boosting); their rows abstain, as do rows of groups not seen in
-        ``fit`` (with a warning). Not combined with covariate shift. See :ref:`score-groups`.
+        ``fit`` (with a warning). Not combined with covariate shift. See :ref:`selective-groups`.
     calib_size : float in (0, 1), default=0.5
     random_state : int, RandomState instance, numpy.random.Generator or None
         Seed of the split and of the stream of boosting uniforms (fresh uniforms at every call;

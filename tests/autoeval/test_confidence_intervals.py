@@ -79,7 +79,7 @@ def test_factors_are_monotone_in_alpha():
 
 # ------------------------------------------------------------------------ Monte Carlo
 def draw(case, rng):
-    """Benchmark cases (benchmarks/bench_ci_power.py): (h, g, u, risk)."""
+    """Benchmark cases (benchmarks/autoeval_ci_power.py): (h, g, u, risk)."""
     def flip(loss):
         return np.where(rng.random(loss.size) < 0.1, 1.0 - loss, loss)
 

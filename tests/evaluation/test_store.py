@@ -464,14 +464,14 @@ def test_best_model_selector_with_a_store(tmp_path):
         BestModelSelector(models, random_state=0, store=path).fit(X_pool[:100], y_pool[:100])
 
 
-def test_cli_best_model_store(tmp_path, capsys):
+def test_cli_bandits_store(tmp_path, capsys):
     import pandas as pd
 
     from sklearn_riskcontrol.cli import main
 
     S = _matrix(m=4, n=100)
     pd.DataFrame(S, index=[f"m{i}" for i in range(4)]).to_csv(tmp_path / "s.csv")
-    argv = ["best-model", "--scores", str(tmp_path / "s.csv"), "--budget", "0.6",
+    argv = ["bandits", "--scores", str(tmp_path / "s.csv"), "--budget", "0.6",
             "--strategy", "ucbe", "--store", str(tmp_path / "run.db")]
     assert main(argv) == 0
     first = capsys.readouterr().out
@@ -500,7 +500,7 @@ def test_cli_store_that_is_not_a_store_is_one_line_rc_2_and_unchanged(tmp_path, 
 
     path = _not_a_store(tmp_path, kind)
     before = path.read_bytes()
-    assert main(["best-model", "--scores", str(_not_a_store(tmp_path, "csv")), "--budget", "1.0",
+    assert main(["bandits", "--scores", str(_not_a_store(tmp_path, "csv")), "--budget", "1.0",
                  "--store", str(path)]) == 2
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith(f"error: SQLite store '{path}' is ")

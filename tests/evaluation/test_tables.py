@@ -345,10 +345,10 @@ def wide_and_long(tmp_path):
 
 
 @pytest.mark.parametrize("kind", [".csv", ".jsonl"])
-def test_cli_best_model_long_equals_wide(wide_and_long, kind, capsys):
+def test_cli_bandits_long_equals_wide(wide_and_long, kind, capsys):
     wide, df, tmp = wide_and_long
     long = _write(df, tmp / f"long{kind}")
-    args = ["best-model", "--budget", "0.5", "--batch-size", "4", "--rank", "2",
+    args = ["bandits", "--budget", "0.5", "--batch-size", "4", "--rank", "2",
             "--random-state", "1"]
     assert main(args + ["--scores", str(wide), "--output", str(tmp / "a.csv")]) == 0
     out_wide = capsys.readouterr().out.splitlines()
@@ -361,12 +361,12 @@ def test_cli_best_model_long_equals_wide(wide_and_long, kind, capsys):
                                               f"(model {best + 1} of {long})")
 
 
-def test_cli_best_model_long_flags_store_and_errors(tmp_path, capsys):
+def test_cli_bandits_long_flags_store_and_errors(tmp_path, capsys):
     path = tmp_path / "runs.csv"
     rows = ["llm,qid,correct"] + [f"m{i},q{j},{int((i + j) % 3 == 0)}"
                                   for i in range(3) for j in range(12)]
     path.write_text("\n".join(rows) + "\n")
-    base = ["best-model", "--scores", str(path), "--strategy", "ucbe", "--budget", "1.0",
+    base = ["bandits", "--scores", str(path), "--strategy", "ucbe", "--budget", "1.0",
             "--batch-size", "2"]
     # not detected with other column names: read as a wide table, whose cells are not numbers
     assert main(base) == 2
@@ -393,7 +393,7 @@ def test_cli_best_model_long_flags_store_and_errors(tmp_path, capsys):
     pq.write_bytes(b"PAR1")
     import importlib.util
     if importlib.util.find_spec("pyarrow") is None:
-        assert main(["best-model", "--scores", str(pq)]) == 2
+        assert main(["bandits", "--scores", str(pq)]) == 2
         assert "sklearn-riskcontrol[parquet]" in capsys.readouterr().err
 
 

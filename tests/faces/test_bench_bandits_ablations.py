@@ -1,4 +1,4 @@
-"""The ablations benchmark (``benchmarks/bench_bandits_ablations.py``), run as a script at a tiny
+"""The ablations benchmark (``benchmarks/bandits_ablations.py``), run as a script at a tiny
 size: every method and the paired comparison are reported.
 
 The script checks its own helpers before drawing a matrix (``self_check``: the
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_bandits_ablations.py"
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bandits_ablations.py"
 if not BENCH.exists():  # pragma: no cover - installed without the repository
     pytest.skip("benchmarks/ not available", allow_module_level=True)
 

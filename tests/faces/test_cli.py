@@ -24,10 +24,10 @@ def tables(tmp_path):
     return cal, test, risk, s_cal, s_test
 
 
-def test_score_sdr_matches_array_layer(tables, tmp_path):
+def test_selective_sdr_matches_array_layer(tables, tmp_path):
     cal, test, risk, s_cal, s_test = tables
     out = tmp_path / "out.csv"
-    args = ["score", "--calibration", str(cal), "--test", str(test), "--alpha", "0.3"]
+    args = ["selective", "--calibration", str(cal), "--test", str(test), "--alpha", "0.3"]
     assert main(args + ["--output", str(out)]) == 0
     got = pd.read_csv(out)
     e = sdr_evalues(risk, s_cal, s_test, 0.3)
@@ -40,10 +40,10 @@ def test_score_sdr_matches_array_layer(tables, tmp_path):
     np.testing.assert_array_equal(pd.read_csv(out)["deploy"], hete)
 
 
-def test_score_mdr_matches_array_layer(tables, tmp_path):
+def test_selective_mdr_matches_array_layer(tables, tmp_path):
     cal, test, risk, s_cal, s_test = tables
     out = tmp_path / "out.csv"
-    args = ["score", "--calibration", str(cal), "--test", str(test), "--alpha", "0.3",
+    args = ["selective", "--calibration", str(cal), "--test", str(test), "--alpha", "0.3",
             "--target", "mdr", "--output", str(out)]
     assert main(args) == 0
     np.testing.assert_array_equal(pd.read_csv(out)["deploy"], mdr_decisions(risk, s_cal, s_test, 0.3))
@@ -51,13 +51,15 @@ def test_score_mdr_matches_array_layer(tables, tmp_path):
 
 def test_bad_input_gives_one_line_error(tables, capsys):
     cal, test, *_ = tables
-    assert main(["score", "--calibration", str(cal), "--test", str(test), "--alpha", "1.5"]) == 2
+    assert main(["selective", "--calibration", str(cal), "--test", str(test),
+                 "--alpha", "1.5"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error:") and "alpha" in err[0]
-    assert main(["score", "--calibration", str(cal), "--test", str(test), "--alpha", "0.1",
+    assert main(["selective", "--calibration", str(cal), "--test", str(test), "--alpha", "0.1",
                  "--risk-column", "loss"]) == 2
     assert "no column 'loss'" in capsys.readouterr().err
-    assert main(["score", "--calibration", "missing.csv", "--test", str(test), "--alpha", "0.1"]) == 2
+    assert main(["selective", "--calibration", "missing.csv", "--test", str(test),
+                 "--alpha", "0.1"]) == 2
 
 
 def test_module_entry_point_help():
@@ -65,7 +67,7 @@ def test_module_entry_point_help():
         [sys.executable, "-m", "sklearn_riskcontrol", "--help"], capture_output=True, text=True,
         check=False,
     )
-    assert result.returncode == 0 and "demo" in result.stdout and "score" in result.stdout
+    assert result.returncode == 0 and "demo" in result.stdout and "selective" in result.stdout
 
 
 def test_demo_quick_runs(capsys):

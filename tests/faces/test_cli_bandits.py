@@ -1,4 +1,4 @@
-"""``best-model`` subcommand: same result as the estimators, one-line errors, readable help."""
+"""``bandits`` subcommand: same result as the estimators, one-line errors, readable help."""
 
 import re
 import subprocess
@@ -46,7 +46,7 @@ def _one_line_error(capsys, *fragments):
 def test_pulse_matches_the_estimator(files, data, tmp_path, capsys):
     scores, side, names = files
     out = tmp_path / "out.csv"
-    args = ["best-model", "--scores", str(scores), "--side-scores", str(side), "--budget",
+    args = ["bandits", "--scores", str(scores), "--side-scores", str(side), "--budget",
             "0.25", "--batch-size", "16", "--refit-every", "20", "--rank", "4", "--delta",
             "0.1", "--random-state", "3", "--output", str(out)]
     assert main(args) == 0
@@ -71,7 +71,7 @@ def test_ucbe_with_missing_cells_and_no_names(tmp_path, data, capsys):
     S[np.random.default_rng(1).random(S.shape) < 0.2] = np.nan  # empty cells: not available
     path, out = tmp_path / "holes.csv", tmp_path / "out.csv"
     pd.DataFrame(S).to_csv(path, index=False, header=False)
-    assert main(["best-model", "--scores", str(path), "--no-header", "--strategy", "ucbe",
+    assert main(["bandits", "--scores", str(path), "--no-header", "--strategy", "ucbe",
                  "--budget", "1500", "--output", str(out)]) == 0
     with pytest.warns(RiskControlWarning, match="scored on different examples"):
         ref = UCBE(budget=1500, random_state=0).fit(MatrixOracle(S, missing="exclude"))
@@ -89,7 +89,7 @@ def test_ucbe_with_missing_cells_and_no_names(tmp_path, data, capsys):
 
 def test_ucbe_prints_its_intervals(files, capsys):
     scores, *_ = files
-    assert main(["best-model", "--scores", str(scores), "--strategy", "ucbe", "--budget", "0.1",
+    assert main(["bandits", "--scores", str(scores), "--strategy", "ucbe", "--budget", "0.1",
                  "--delta", "0.1"]) == 0
     ref = UCBE(budget=0.1, random_state=0).fit(pd.read_csv(scores, index_col=0).to_numpy())
     with pytest.warns(RiskControlWarning, match="vacuous"):  # models never scored: said below
@@ -100,7 +100,7 @@ def test_ucbe_prints_its_intervals(files, capsys):
             "simultaneously over all 30 models") in printed
     assert "only PULSE" not in printed and "no confidence interval" not in printed
     assert "note: 11 of 30 intervals are vacuous" in printed
-    assert main(["best-model", "--scores", str(scores), "--strategy", "ucbe-lrf"]) == 0
+    assert main(["bandits", "--scores", str(scores), "--strategy", "ucbe-lrf"]) == 0
     assert ("no confidence interval: --strategy ucbe-lrf gives none (pulse and ucbe do)"
             in capsys.readouterr().out)
 
@@ -113,7 +113,7 @@ def _long_csv(path, rows):
 def test_models_scored_on_different_examples(tmp_path, capsys):
     # 'a' was run on one example only, where it scored 0.9; 'b' scored 1.0 there and 0 on another
     path = _long_csv(tmp_path / "runs.csv", [("a", "q1", 0.9), ("b", "q1", 1.0), ("b", "q2", 0.0)])
-    argv = ["best-model", "--scores", path, "--budget", "1.0", "--strategy", "uniform"]
+    argv = ["bandits", "--scores", path, "--budget", "1.0", "--strategy", "uniform"]
     assert main(argv) == 0
     out, err = capsys.readouterr()
     assert out.startswith("best model: a ")  # 0.9 on q1 against 0.5 on q1 and q2
@@ -129,7 +129,7 @@ def test_models_scored_on_different_examples(tmp_path, capsys):
             in out)
     # no example in common: nothing to restrict to
     path = _long_csv(tmp_path / "apart.csv", [("a", "q1", 1), ("b", "q2", 0)])
-    assert main(["best-model", "--scores", path, "--common-examples"]) == 2
+    assert main(["bandits", "--scores", path, "--common-examples"]) == 2
     _one_line_error(capsys, "--common-examples", "no example of", "apart.csv")
 
 
@@ -149,11 +149,11 @@ def test_fractional_scores_and_ucbe_lrf(tmp_path, capsys):
     S = np.round(rng.beta(2, 3, size=(12, 150)), 3)
     path = tmp_path / "frac.csv"
     pd.DataFrame(S).to_csv(path, index=False)
-    assert main(["best-model", "--scores", str(path), "--budget", "0.5", "--batch-size",
+    assert main(["bandits", "--scores", str(path), "--budget", "0.5", "--batch-size",
                  "8"]) == 0  # fractional scores: PULSE fits fractional targets
     ref = PULSE(budget=0.5, batch_size=8, fractional_scores=True, random_state=0).fit(S)
     assert f"(row {ref.best_index_ + 1} of {path})" in capsys.readouterr().out
-    assert main(["best-model", "--scores", str(path), "--strategy", "ucbe-lrf", "--budget",
+    assert main(["bandits", "--scores", str(path), "--strategy", "ucbe-lrf", "--budget",
                  "0.3", "--rank", "2"]) == 0
     ref = UCBELRF(budget=0.3, rank=2, random_state=0).fit(S)
     assert f"(row {ref.best_index_ + 1} of {path})" in capsys.readouterr().out
@@ -161,7 +161,7 @@ def test_fractional_scores_and_ucbe_lrf(tmp_path, capsys):
 
 def test_verbose_prints_progress(files, capsys):
     scores, *_ = files
-    assert main(["best-model", "--scores", str(scores), "--strategy", "uniform", "-v"]) == 0
+    assert main(["bandits", "--scores", str(scores), "--strategy", "uniform", "-v"]) == 0
     progress = [ln for ln in capsys.readouterr().out.splitlines()
                 if ln.startswith("[UniformSampling]")]
     assert 5 <= len(progress) <= 15
@@ -177,35 +177,35 @@ def test_verbose_prints_progress(files, capsys):
 ])
 def test_bad_options(files, capsys, extra, fragments):
     scores, *_ = files
-    assert main(["best-model", "--scores", str(scores)] + extra) == 2
+    assert main(["bandits", "--scores", str(scores)] + extra) == 2
     _one_line_error(capsys, *fragments)
 
 
 def test_bad_files(files, tmp_path, capsys):
     scores, side, _ = files
-    assert main(["best-model", "--scores", str(tmp_path / "missing.csv")]) == 2
+    assert main(["bandits", "--scores", str(tmp_path / "missing.csv")]) == 2
     _one_line_error(capsys, "missing.csv")
     bad = tmp_path / "bad.csv"
     pd.DataFrame({"name": ["a", "b"], "q1": [1, "yes"], "q2": [0, 1]}).to_csv(bad, index=False)
-    assert main(["best-model", "--scores", str(bad)]) == 2
+    assert main(["bandits", "--scores", str(bad)]) == 2
     _one_line_error(capsys, "'b'", "'q1'", "'yes'")
     wide = tmp_path / "wide.csv"
     pd.DataFrame({"q1": [1.0, 3.0], "q2": [0.0, 1.0]}).to_csv(wide, index=False)
-    assert main(["best-model", "--scores", str(wide)]) == 2
+    assert main(["bandits", "--scores", str(wide)]) == 2
     _one_line_error(capsys, "wide.csv", "3.0")
     short_side = tmp_path / "short_side.csv"
     pd.read_csv(side).iloc[:, :10].to_csv(short_side, index=False)
-    assert main(["best-model", "--scores", str(scores), "--side-scores", str(short_side)]) == 2
+    assert main(["bandits", "--scores", str(scores), "--side-scores", str(short_side)]) == 2
     _one_line_error(capsys, "--side-scores", "same example columns")
     empty = tmp_path / "empty.csv"
     empty.write_text("")
-    assert main(["best-model", "--scores", str(empty)]) == 2
+    assert main(["bandits", "--scores", str(empty)]) == 2
     _one_line_error(capsys)
 
 
 def test_help_states_the_defaults_the_code_runs():
     help_text = " ".join(cli._build_parser()._subparsers._group_actions[0]
-                         .choices["best-model"].format_help().split())
+                         .choices["bandits"].format_help().split())
 
     def default(flag):
         return re.search(rf"{flag} [A-Z_]+ .*?\(default: ([^;)]+)", help_text).group(1)
@@ -226,7 +226,7 @@ def test_help_states_the_defaults_the_code_runs():
 
 def test_help_reads_well():
     result = subprocess.run(
-        [sys.executable, "-m", "sklearn_riskcontrol", "best-model", "--help"],
+        [sys.executable, "-m", "sklearn_riskcontrol", "bandits", "--help"],
         capture_output=True, text=True, check=False,
     )
     assert result.returncode == 0
@@ -238,4 +238,4 @@ def test_help_reads_well():
         assert flag in out
     top = subprocess.run([sys.executable, "-m", "sklearn_riskcontrol", "--help"],
                          capture_output=True, text=True, check=False).stdout
-    assert "best-model" in top
+    assert "bandits" in top

@@ -17,7 +17,7 @@ from sklearn_riskcontrol import cli
 from sklearn_riskcontrol.cli import main
 
 # One module per subcommand, each with add_parser(subparsers) and run(args).
-SUBCOMMANDS = (cli.score, cli.sps, cli.autoeval, cli.best_model)
+SUBCOMMANDS = (cli.selective, cli.online, cli.autoeval, cli.bandits)
 
 NUMPY_REPR = re.compile(r"np\.[a-z_]+[0-9]*\(")
 
@@ -40,16 +40,16 @@ def _error(argv, capsys):
 
 # Each subcommand with the table it reads; the cell {x} is data row 3 (line 4 of the file).
 TABLES = {
-    "score": ("risk,score\n0,0.1\n1,0.9\n{x},0.3\n0,0.2\n", "risk",
-              ["score", "--calibration", "{f}", "--test", "{test}", "--alpha", "0.2"]),
+    "selective": ("risk,score\n0,0.1\n1,0.9\n{x},0.3\n0,0.2\n", "risk",
+                  ["selective", "--calibration", "{f}", "--test", "{test}", "--alpha", "0.2"]),
     "certify": ("loss,judge_loss\n0,0\n1,1\n{x},0\n0,0\n", "loss",
                 ["autoeval", "certify", "--labeled", "{f}", "--alpha", "0.2", "--method", "eval"]),
     "select": ("m1,m2\n0,0\n1,1\n0,{x}\n0,0\n", "m2",
                ["autoeval", "select", "--labeled", "{f}", "--alpha", "0.2", "--method", "eval"]),
-    "sps": ("id,score\n0,0.1\n1,0.9\n2,{x}\n3,0.2\n", "score",
-            ["sps", "--input", "{f}", "--alpha", "0.1"]),
-    "best-model": ("model,q1,q2\na,0,1\nb,1,1\nc,{x},0\nd,0,0\n", "q1",
-                   ["best-model", "--scores", "{f}"]),
+    "online": ("id,score\n0,0.1\n1,0.9\n2,{x}\n3,0.2\n", "score",
+               ["online", "--input", "{f}", "--alpha", "0.1"]),
+    "bandits": ("model,q1,q2\na,0,1\nb,1,1\nc,{x},0\nd,0,0\n", "q1",
+                ["bandits", "--scores", "{f}"]),
 }
 
 
@@ -69,9 +69,9 @@ def _argv(command, path, tmp_path):
 ])
 def test_bad_cell_names_file_column_and_row(command, cell, problem, tmp_path, capsys):
     text, column, _ = TABLES[command]
-    if (command == "sps" and cell == "1.5") or (command in ("best-model", "certify")
+    if (command == "online" and cell == "1.5") or (command in ("bandits", "certify")
                                                  and cell == ""):
-        pytest.skip("legal there: sps scores are any finite number; an empty score = missing; "
+        pytest.skip("legal there: online scores are any finite number; an empty score = missing; "
                     "an empty loss = an unlabeled row (test_certify_one_file_with_unlabeled_rows)")
     path = tmp_path / "table.csv"
     path.write_text(text.format(x=cell))
@@ -79,9 +79,9 @@ def test_bad_cell_names_file_column_and_row(command, cell, problem, tmp_path, ca
     assert f"{path}, column {column!r}, row 3 (" in msg
     assert "line 4 of the file, counting the header)" in msg
     assert problem in msg
-    if command != "sps":
+    if command != "online":
         assert "must lie in [0, 1]" in msg
-    if command == "best-model":
+    if command == "bandits":
         assert "(model 'c', line 4" in msg
 
 
@@ -99,9 +99,9 @@ def test_empty_header_only_and_duplicate_columns(command, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("option", [
-    ["score", "--calibration", "{f}", "--test", "{f}", "--alpha", "0.2", "--risk-column", "nope"],
+    ["selective", "--calibration", "{f}", "--test", "{f}", "--alpha", "0.2", "--risk-column", "nope"],
     ["autoeval", "certify", "--labeled", "{f}", "--alpha", "0.2", "--loss-column", "nope"],
-    ["sps", "--input", "{f}", "--alpha", "0.1", "--score-column", "nope"],
+    ["online", "--input", "{f}", "--alpha", "0.1", "--score-column", "nope"],
 ])
 def test_missing_column_lists_the_columns_present(option, tmp_path, capsys):
     path = tmp_path / "t.csv"
@@ -113,7 +113,7 @@ def test_missing_column_lists_the_columns_present(option, tmp_path, capsys):
 def test_duplicate_model_names_are_rejected(tmp_path, capsys):
     path = tmp_path / "models.csv"
     path.write_text("model,q1,q2\na,1,0\nb,0,1\na,1,1\n")
-    msg = _error(["best-model", "--scores", path], capsys)
+    msg = _error(["bandits", "--scores", path], capsys)
     assert (f"{path}: the model name 'a' appears twice, in row 1 (line 2 of the file, counting "
             "the header) and row 3 (line 4 of the file, counting the header)") in msg
 
@@ -121,15 +121,16 @@ def test_duplicate_model_names_are_rejected(tmp_path, capsys):
 def test_row_convention_without_header_and_with_blank_lines(tmp_path, capsys):
     path = tmp_path / "s.csv"
     path.write_text("1,0,1\n0,x,1\n")
-    msg = _error(["best-model", "--scores", path, "--no-header"], capsys)
+    msg = _error(["bandits", "--scores", path, "--no-header"], capsys)
     assert f"{path}, column '2', row 2 (line 2 of the file): 'x' is not a number" in msg
     cal, test = tmp_path / "cal.csv", tmp_path / "test.csv"
     test.write_text("id,score\n007,0.10\n8,0.2\n")
     cal.write_text("risk,score\n0,0.1\n\n1,0.5\n")  # a blank line inside is a row: lines hold
-    msg = _error(["score", "--calibration", cal, "--test", test, "--alpha", "0.3"], capsys)
+    msg = _error(["selective", "--calibration", cal, "--test", test, "--alpha", "0.3"], capsys)
     assert f"{cal}, column 'risk', row 2 (line 3 of the file, counting the header) is empty" in msg
     cal.write_text("risk,score\n0,0.1\n1,0.5\n\n\n")  # blank lines at the end are not rows
-    code, out, _ = _run(["score", "--calibration", cal, "--test", test, "--alpha", "0.3"], capsys)
+    code, out, _ = _run(["selective", "--calibration", cal, "--test", test, "--alpha", "0.3"],
+                        capsys)
     assert code == 0
     assert out.splitlines()[:2] == ["id,score,evalue,deploy", "007,0.10,0.0,False"]  # text kept
 
@@ -155,8 +156,9 @@ def test_warnings_are_one_line(monkeypatch, capsys):
         for _ in range(2):  # the same warning is shown once
             warnings.warn("first line\n   second line", UserWarning)
 
-    monkeypatch.setattr(cli.score, "run", warn_twice)
-    code, _, err = _run(["score", "--calibration", "a", "--test", "b", "--alpha", "0.1"], capsys)
+    monkeypatch.setattr(cli.selective, "run", warn_twice)
+    code, _, err = _run(["selective", "--calibration", "a", "--test", "b", "--alpha", "0.1"],
+                        capsys)
     assert code == 0 and err == "warning: first line second line\n"
 
 
@@ -177,13 +179,13 @@ def test_real_warning_in_a_subprocess_has_no_source_context(tmp_path):
 
 
 # ------------------------------------------------------------- summaries that tell the truth
-def test_score_summary_states_realization_and_guarantee(tmp_path, capsys):
+def test_selective_summary_states_realization_and_guarantee(tmp_path, capsys):
     rng = np.random.default_rng(0)
     cal, test = tmp_path / "cal.csv", tmp_path / "test.csv"
     s = rng.uniform(size=300)
     pd.DataFrame({"risk": (rng.uniform(size=300) < s) * 1.0, "score": s}).to_csv(cal, index=False)
     pd.DataFrame({"score": rng.uniform(size=40)}).to_csv(test, index=False)
-    base = ["score", "--calibration", cal, "--test", test, "--alpha", "0.3", "--output",
+    base = ["selective", "--calibration", cal, "--test", test, "--alpha", "0.3", "--output",
             tmp_path / "o.csv"]
     for target, guarantee in [
         ("sdr", "E[sum of the deployed rows' risks / max(1, number deployed)] <= 0.3"),
@@ -333,7 +335,7 @@ def test_cli_messages_use_cli_words(tmp_path, capsys):
     assert "loss_judge_unlabeled" not in err and "method=" not in err
 
 
-# best-model inputs whose messages once named Python arguments; the fragment each must contain.
+# bandits inputs whose messages once named Python arguments; the fragment each must contain.
 BEST_MODEL_WORDS = [
     ("model,example,score\na,q1,1\na,q1,0\nb,q1,1\n", [],  # a repeated (model, example) row
      "remove the repeated row, or pass --duplicates mean (average the scores) or --duplicates last"),
@@ -352,10 +354,10 @@ BEST_MODEL_WORDS = [
 
 
 @pytest.mark.parametrize("table, options, fragment", BEST_MODEL_WORDS)
-def test_best_model_messages_use_cli_words(table, options, fragment, tmp_path, capsys):
+def test_bandits_messages_use_cli_words(table, options, fragment, tmp_path, capsys):
     path = tmp_path / "t.csv"
     path.write_text(table)
-    msg = _error(["best-model", "--scores", path, *options], capsys)
+    msg = _error(["bandits", "--scores", path, *options], capsys)
     assert fragment in msg
     assert "`" not in msg and "='" not in msg and "duplicates=" not in msg
 
@@ -374,22 +376,22 @@ def test_long_loss_tables_use_cli_words(cells, options, fragment, tmp_path, caps
     assert fragment in msg and "judge_score" not in msg and "`" not in msg
 
 
-def test_best_model_duplicates_option(tmp_path, capsys):
+def test_bandits_duplicates_option(tmp_path, capsys):
     path = tmp_path / "t.csv"
     path.write_text("model,example,score\na,q1,1\na,q1,0\nb,q1,1\na,q2,1\nb,q2,1\n")
-    code, out, _ = _run(["best-model", "--scores", path, "--budget", "1.0", "--duplicates",
+    code, out, _ = _run(["bandits", "--scores", path, "--budget", "1.0", "--duplicates",
                          "mean", "--strategy", "uniform"], capsys)
     assert code == 0 and out.startswith("best model: b ")  # a: (0.5 + 1) / 2, b: 1
     wide = tmp_path / "wide.csv"
     wide.write_text("model,q1,q2\na,1,0\nb,0,1\n")
     assert "--duplicates applies to long tables" in _error(
-        ["best-model", "--scores", wide, "--duplicates", "last"], capsys)
+        ["bandits", "--scores", wide, "--duplicates", "last"], capsys)
 
 
-def test_best_model_with_a_single_model_says_there_is_nothing_to_choose(tmp_path, capsys):
+def test_bandits_with_a_single_model_says_there_is_nothing_to_choose(tmp_path, capsys):
     path = tmp_path / "one.csv"
     path.write_text("model,q1,q2,q3,q4\na,1,0,1,1\n")
-    code, out, err = _run(["best-model", "--scores", path, "--budget", "1.0", "--strategy",
+    code, out, err = _run(["bandits", "--scores", path, "--budget", "1.0", "--strategy",
                            "ucbe", "--batch-size", "2"], capsys)
     assert code == 0 and out.startswith("best model: a ")
     assert err == ("warning: UCBE was given a single model: there is nothing to choose, so that "
@@ -411,9 +413,9 @@ def five_models(tmp_path_factory):
     ["--budget", "10", "--batch-size", "2"],  # two scored examples per model: vacuous
     ["--budget", "0.2", "--batch-size", "4"],
 ])
-def test_best_model_flags_vacuous_intervals(five_models, tmp_path, capsys, options):
+def test_bandits_flags_vacuous_intervals(five_models, tmp_path, capsys, options):
     out = tmp_path / "est.csv"
-    code, printed, err = _run(["best-model", "--scores", five_models, "--output", out, *options],
+    code, printed, err = _run(["bandits", "--scores", five_models, "--output", out, *options],
                               capsys)
     assert code == 0 and "warning" not in err  # the estimator's own warning is replaced
     got = pd.read_csv(out)
@@ -433,25 +435,25 @@ def test_best_model_flags_vacuous_intervals(five_models, tmp_path, capsys, optio
 def test_ragged_lines_and_excel_bom(tmp_path, capsys):
     path = tmp_path / "r.csv"
     path.write_text("score,id\n0.1,1\n0.2,2,3\n")
-    msg = _error(["sps", "--input", path, "--alpha", "0.1"], capsys)
+    msg = _error(["online", "--input", path, "--alpha", "0.1"], capsys)
     assert f"{path} is not a valid CSV table: line 3 has 3 fields but line 1 has 2" in msg
     path.write_bytes(b"\xef\xbb\xbfscore\n0.1\n0.2\n")  # Excel's UTF-8 byte-order mark
-    assert _run(["sps", "--input", path, "--alpha", "0.1", "--output", tmp_path / "o.csv"],
+    assert _run(["online", "--input", path, "--alpha", "0.1", "--output", tmp_path / "o.csv"],
                 capsys)[0] == 0
     path.write_bytes(b"score\n\xff\n")
-    assert f"{path} is not UTF-8 text" in _error(["sps", "--input", path, "--alpha", "0.1"],
+    assert f"{path} is not UTF-8 text" in _error(["online", "--input", path, "--alpha", "0.1"],
                                                  capsys)
 
 
 @pytest.mark.parametrize("share_missing", [0.05, 0.3])
-def test_sps_notes_rounds_that_no_set_can_cover(share_missing, tmp_path, capsys):
+def test_online_notes_rounds_that_no_set_can_cover(share_missing, tmp_path, capsys):
     rng = np.random.default_rng(4)
     n = 400
     label = np.where(rng.random(n) < share_missing, "", rng.choice(["a", "b", "c"], size=n))
     path = tmp_path / "c.csv"
     pd.DataFrame({"a": rng.random(n), "b": rng.random(n), "c": rng.random(n),
                   "y": label}).to_csv(path, index=False)
-    _, _, err = _run(["sps", "--input", path, "--alpha", "0.1", "--label-column", "y",
+    _, _, err = _run(["online", "--input", path, "--alpha", "0.1", "--label-column", "y",
                       "--output", tmp_path / "o.csv"], capsys)
     missing = int(np.sum(label == ""))
     note = f"note: {missing} of {n} rounds have no true candidate"

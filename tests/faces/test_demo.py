@@ -66,12 +66,12 @@ def test_every_printed_realization_is_labelled_with_its_guarantee(capsys):
     assert out.count("w.p. >= 0.9 over the calibration draw (PAC)") == 2
 
 
-def test_score_section_names_mdr_and_sdr_and_says_one_draw_may_exceed(capsys):
+def test_selective_section_names_mdr_and_sdr_and_says_one_draw_may_exceed(capsys):
     """MDR lines report mean(L x deploy) over all points, SDR lines the mean among deployed
     (the demo once printed both as "realized risk", 0.0542 next to alpha = 0.05 unexplained)."""
-    from sklearn_riskcontrol.demo.score import score_section
+    from sklearn_riskcontrol.demo.selective import selective_section
 
-    score_section(seed=0, quick=True)
+    selective_section(seed=0, quick=True)
     blocks = re.split(r"\n  (?=\S)", capsys.readouterr().out)
     methods = {b.split("  ")[0]: b for b in blocks if "deployed on" in b}
     assert len(methods) == 4

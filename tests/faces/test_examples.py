@@ -26,7 +26,7 @@ CODE_BLOCK = re.compile(r"\s*\.\. (code-block|code|sourcecode):: (python|pycon|i
 
 # (file, code fragment) -> why the slice is not a data split.
 ALLOWED = {
-    ("examples/plot_sps_letter.py", "X_stream.iloc[i : i + 50], y_stream[i : i + 50]"):
+    ("examples/plot_online_letter.py", "X_stream.iloc[i : i + 50], y_stream[i : i + 50]"):
         "serves an i.i.d. stream in its time order, in batches of 50: SPS's own setting",
     ("examples/plot_autoeval_judge.py", "selector.predict(X_pool[:10])"):
         "displays ten predictions, not a split",

@@ -1030,22 +1030,22 @@ RUN_LAYER = [
     RunCase("autoeval certify / select", "--method plus without unlabeled rows",
             "warning in command-line words; runs R-Eval",
             "faces/test_cli_messages.py::test_cli_messages_use_cli_words"),
-    RunCase("best-model", "a long table whose models were scored on different examples",
+    RunCase("bandits", "a long table whose models were scored on different examples",
             "warning with each model's and the common count; --common-examples compares on the "
             "common ones", "faces/test_cli_bandits.py::test_models_scored_on_different_examples"),
-    RunCase("best-model --common-examples", "no example common to all models",
+    RunCase("bandits --common-examples", "no example common to all models",
             "error (rc 2) naming the file",
             "faces/test_cli_bandits.py::test_models_scored_on_different_examples"),
     RunCase("MatrixOracle(missing='exclude') / from_long", "models with different examples",
             "RiskControlWarning with the counts",
             "faces/test_cli_bandits.py::test_python_oracle_warns_about_different_example_sets"),
-    RunCase("PULSE, UCBE, UCBELRF, baselines, BestModelSelector, best-model", "a single model",
+    RunCase("PULSE, UCBE, UCBELRF, baselines, BestModelSelector, bandits", "a single model",
             "RiskControlWarning: nothing to choose",
             "bandits/test_pulse.py::test_a_single_model_is_not_silently_the_best"),
-    RunCase("best-model --strategy ucbe", "(none: a true story)", "prints UCB-E's anytime-valid "
+    RunCase("bandits --strategy ucbe", "(none: a true story)", "prints UCB-E's anytime-valid "
             "simultaneous intervals and their guarantee",
             "faces/test_cli_bandits.py::test_ucbe_prints_its_intervals"),
-    RunCase("best-model --store", "a file that is not an evaluation store (CSV, another "
+    RunCase("bandits --store", "a file that is not an evaluation store (CSV, another "
             "program's SQLite file)", "one error line naming the file, rc 2; the file is unchanged",
             "evaluation/test_store.py::test_cli_store_that_is_not_a_store_is_one_line_rc_2_and_unchanged"),
     RunCase("SQLiteStore, LabelingSession(store=)", "a directory, a missing folder, a corrupt "
@@ -1054,8 +1054,8 @@ RUN_LAYER = [
     RunCase("any store", "another run's configuration", "ValueError leading with the keys that "
             "differ (stored and new values)",
             "evaluation/test_store.py::test_sqlite_store_refuses_another_run_naming_both_configs"),
-    RunCase("best-model", "a repeated (model, example) row", "error (rc 2) suggesting "
-            "--duplicates mean / last", "faces/test_cli_messages.py::test_best_model_duplicates_option"),
+    RunCase("bandits", "a repeated (model, example) row", "error (rc 2) suggesting "
+            "--duplicates mean / last", "faces/test_cli_messages.py::test_bandits_duplicates_option"),
     RunCase("SemiBanditPredictionSet.partial_fit", "string labels with misses",
             "covered= mask, or None / pd.NA / NaN in y, marks the misses",
             "online/test_prediction_set.py::test_string_labels_give_the_thresholds_of_the_integer_coded_run"),

@@ -1,7 +1,7 @@
 """SCoRE-SDR's default boosting is "homo", and the property that justified the choice holds.
 
 Issue 14: the default of ``SCoRESDR(boosting=...)`` is the option that deploys the most while
-staying valid (``benchmarks/bench_score_boosting.py``: on the paper's six simulation settings,
+staying valid (``benchmarks/selective_boosting.py``: on the paper's six simulation settings,
 digits, letter and diamonds, "homo" deploys at least as much as "hete" on average, with a larger
 10% quantile, and both keep the realized SDR at alpha). Here:
 
@@ -35,10 +35,10 @@ def test_default_is_homo_everywhere_it_is_stated():
     assert inspect.signature(SCoRESDR).parameters["boosting"].default == "homo"
     assert SCoRESDR(LogisticRegression()).get_params()["boosting"] == "homo"
     assert 'boosting : {None, "hete", "homo"}, default="homo"' in SCoRESDR.__doc__
-    args = _build_parser().parse_args(["score", "--calibration", "c", "--test", "t",
+    args = _build_parser().parse_args(["selective", "--calibration", "c", "--test", "t",
                                        "--alpha", "0.1"])
     assert args.boosting == "homo"
-    guide = (ROOT / "doc" / "user_guide" / "score.rst").read_text()
+    guide = (ROOT / "doc" / "user_guide" / "selective.rst").read_text()
     section = guide.split("Boosting: which and why", 1)[1].split("\n\n\n", 1)[0]
     assert '``boosting="homo"`` by default' in section, "the user guide must state the default"
 
