@@ -2,7 +2,7 @@
 time (user guide, "Confidence intervals").
 
 Shared by ``autoeval/test_confidence_intervals.py`` (the vectorised e-process and the returned
-bounds against this loop) and ``benchmarks/bench_autoeval_speed.py`` (the same loop, timed).
+bounds against this loop) and ``benchmarks/autoeval_speed.py`` (the same loop, timed).
 """
 
 import numpy as np

@@ -27,7 +27,7 @@ checked against them.
   (Jin & Candes) and the multiple-testing procedures, by definition.
 * :func:`previous_sdr_evalues` -- not an oracle from the paper: ``sdr_evalues`` as it was before
   issue 13 (one argsort of all n + m scores), which the current one must equal bit for bit
-  (``selective/test_score_evalues.py``; ``benchmarks/bench_score_speed.py`` times both).
+  (``selective/test_score_evalues.py``; ``benchmarks/selective_speed.py`` times both).
 
 All functions accept plain sequences. Numbers are used as given (floats stay floats, Fractions stay
 Fractions), so passing :class:`~fractions.Fraction` everywhere gives exact rational arithmetic.
