@@ -1,7 +1,10 @@
 """Helpers for meta-estimators that wrap already fitted models (shared by every estimator)."""
 
+from __future__ import annotations
+
 import types
 from contextlib import nullcontext
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -13,17 +16,22 @@ from joblib._parallel_backends import (
     ThreadingBackend,
 )
 from joblib.parallel import get_active_backend
+from numpy.typing import ArrayLike, NDArray
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils import _safe_indexing, get_tags
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.parallel import Parallel, delayed  # propagate sklearn's config to workers
 from sklearn.utils.validation import check_is_fitted
+
+from ._typing import FloatArray
 
 __all__ = [
     "is_fitted",
     "needs_fitting",
     "fit_clone",
-    "has_on",
+    "DelegatesPredictions",
+    "DelegatesToModel",
     "wrapped_estimator",
     "chunked_call",
     "portable",
@@ -57,22 +65,118 @@ def fit_clone(estimator, X, y, name):
     return clone(estimator).fit(X, y)
 
 
-def has_on(targets, attr):
-    """``available_if`` check of a delegating method: each of ``targets(self)`` has ``attr``.
-
-    ``targets(self)`` returns what the meta-estimator's method calls: its fitted model(s), or
-    before ``fit`` the parameter(s) they come from.
-    """
+def _forwarded(name):
+    """``available_if`` check of the forwarded method ``name``: see
+    :class:`DelegatesPredictions`."""
 
     def check(self):
-        return all(hasattr(target, attr) for target in targets(self))
+        return name in self._always_forwarded or all(
+            hasattr(target, name) for target in self._delegation_targets()
+        )
 
     return check
 
 
+class DelegatesPredictions:
+    """Mixin: ``predict`` and ``predict_proba`` forwarded to the one model the estimator serves.
+
+    The class defines ``_delegate()``, which runs its own fitted check and returns the fitted
+    model to call, and ``_delegation_targets()``: what that model will be, read without calling
+    anything (the fitted model(s), or before ``fit`` the parameter(s) they come from). A
+    forwarded method exists when each target has it, as scikit-learn's meta-estimators do.
+    """
+
+    # Methods offered whatever the targets hold: a class whose `estimator` must have `predict`
+    # offers it even before it holds one (e.g. an RAutoEvalPlus(None) tester template).
+    _always_forwarded: tuple[str, ...] = ()
+
+    @available_if(_forwarded("predict"))
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
+        """Predictions of the model this estimator forwards to (the wrapped or selected one).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_outputs)
+            That model's predictions, unchanged: what the estimator certifies is reported by
+            its other methods and fitted attributes.
+        """
+        return self._delegate().predict(X)
+
+    @available_if(_forwarded("predict_proba"))
+    def predict_proba(self, X: ArrayLike) -> FloatArray:
+        """Class probabilities of the model this estimator forwards to (the wrapped or selected
+        one).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        return self._delegate().predict_proba(X)
+
+
+class DelegatesToModel(DelegatesPredictions):
+    """Mixin: :class:`DelegatesPredictions`, plus ``predict_log_proba``, ``decision_function``
+    and ``score``."""
+
+    @available_if(_forwarded("predict_log_proba"))
+    def predict_log_proba(self, X: ArrayLike) -> FloatArray:
+        """Log class probabilities of the model this estimator forwards to (the wrapped or
+        selected one).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        return self._delegate().predict_log_proba(X)
+
+    @available_if(_forwarded("decision_function"))
+    def decision_function(self, X: ArrayLike) -> FloatArray:
+        """Decision function of the model this estimator forwards to (the wrapped or selected one).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_classes)
+        """
+        return self._delegate().decision_function(X)
+
+    @available_if(_forwarded("score"))
+    def score(self, X: ArrayLike, y: ArrayLike, **kwargs: Any) -> float:
+        """``score`` of the model this estimator forwards to (the wrapped or selected one).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+        **kwargs
+            Passed on to that model's ``score`` (e.g. ``sample_weight``).
+
+        Returns
+        -------
+        float
+            E.g. the accuracy of a classifier, the R^2 of a regressor.
+        """
+        return self._delegate().score(X, y, **kwargs)
+
+
 def wrapped_estimator(meta):
-    """The targets (see :func:`has_on`) of a meta-estimator wrapping one model: its fitted
-    ``estimator_``, before ``fit`` its ``estimator`` parameter."""
+    """The delegation targets (see :class:`DelegatesPredictions`) of a meta-estimator wrapping
+    one model: its fitted ``estimator_``, before ``fit`` its ``estimator`` parameter."""
     return (getattr(meta, "estimator_", meta.estimator),)
 
 

@@ -12,12 +12,11 @@ from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context
 from sklearn.model_selection import train_test_split
 from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .._parallel import run_units
@@ -32,10 +31,10 @@ from .._validation import (
     warn,
 )
 from .._wrapping import (
+    DelegatesToModel,
     chunked_call,
     copy_feature_info,
     fit_clone,
-    has_on,
     indexable_rows,
     n_rows,
     needs_fitting,
@@ -52,7 +51,7 @@ from ._arrays import _all_wrong_message, rautoeval_confidence_interval, rautoeva
 from ..evalues.betting import WSR, FixedBet, UniversalPortfolio
 from ..evalues.testing import at_most, bonferroni, fixed_sequence
 from ..risks import RISK_NAMES, make_risk
-from .._typing import BoolArray, Estimator, FloatArray, RandomStateLike
+from .._typing import BoolArray, Estimator, RandomStateLike
 from ._arrays import RiskConfidenceInterval
 
 if TYPE_CHECKING:
@@ -66,7 +65,7 @@ _METHOD_NAMES = {"plus": "R-AutoEval+", "autoeval": "R-AutoEval", "eval": "R-Eva
 # --------------------------------------------------------------------------------------------
 # RAutoEvalPlus
 # --------------------------------------------------------------------------------------------
-class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
+class RAutoEvalPlus(DelegatesToModel, MetaEstimatorMixin, BaseEstimator):
     """Certify ``risk <= alpha`` of a fitted model with few labels plus an auto-evaluator.
 
     Tests ``H0: R > alpha``, ``R = E[risk(Y, f(X))]`` the risk of the wrapped model ``f``,
@@ -611,34 +610,14 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
         )
 
     # -- delegation ----------------------------------------------------------------------------
-    def predict(self, X: ArrayLike) -> NDArray[Any]:
-        """Predictions of the wrapped model (the guarantee lives in :meth:`decide`)."""
-        check_is_fitted(self, "estimator_")
-        return self.estimator_.predict(X)
+    _always_forwarded = ("predict",)  # `estimator` must have it
 
-    @available_if(has_on(wrapped_estimator, "predict_proba"))
-    def predict_proba(self, X: ArrayLike) -> FloatArray:
-        """Class probabilities of the wrapped classifier."""
+    def _delegate(self):
         check_is_fitted(self, "estimator_")
-        return self.estimator_.predict_proba(X)
+        return self.estimator_
 
-    @available_if(has_on(wrapped_estimator, "predict_log_proba"))
-    def predict_log_proba(self, X: ArrayLike) -> FloatArray:
-        """Log class probabilities of the wrapped classifier."""
-        check_is_fitted(self, "estimator_")
-        return self.estimator_.predict_log_proba(X)
-
-    @available_if(has_on(wrapped_estimator, "decision_function"))
-    def decision_function(self, X: ArrayLike) -> FloatArray:
-        """Decision function of the wrapped model."""
-        check_is_fitted(self, "estimator_")
-        return self.estimator_.decision_function(X)
-
-    @available_if(has_on(wrapped_estimator, "score"))
-    def score(self, X: ArrayLike, y: ArrayLike, **kwargs: Any) -> float:
-        """The wrapped model's ``score`` (e.g. accuracy)."""
-        check_is_fitted(self, "estimator_")
-        return self.estimator_.score(X, y, **kwargs)
+    def _delegation_targets(self):
+        return wrapped_estimator(self)
 
     def __sklearn_tags__(self):
         # X goes untouched to the wrapped models: accept what all of them accept.
@@ -661,13 +640,6 @@ class RAutoEvalPlus(MetaEstimatorMixin, BaseEstimator):
 # --------------------------------------------------------------------------------------------
 # Model selection
 # --------------------------------------------------------------------------------------------
-def _candidates(selector):
-    """The targets (see ``has_on``) of the selector's delegating methods: the selected candidate
-    once there is one, else every candidate."""
-    selected = getattr(selector, "selected_estimator_", None)
-    return selector.estimators if selected is None else (selected,)
-
-
 @contextmanager
 def _quiet_risk_warnings():
     """Ignore RiskControlWarning, in the main thread only: ``catch_warnings`` is not
@@ -737,7 +709,7 @@ def _warn_degenerate(testers):
         warn(f"Candidate(s) {ks}{shown}: {found[0][1]}")
 
 
-class RiskControlledModelSelector(MetaEstimatorMixin, BaseEstimator):
+class RiskControlledModelSelector(DelegatesToModel, MetaEstimatorMixin, BaseEstimator):
     """Select the cheapest candidate model whose risk is certified (FWER at most ``delta``).
 
     Each candidate gets its own test of ``H0_k: R_k > alpha`` (by default an
@@ -1073,7 +1045,8 @@ class RiskControlledModelSelector(MetaEstimatorMixin, BaseEstimator):
         check_is_fitted(self, "certified_")
         return self.certified_.copy()
 
-    def _selected(self):
+    # -- delegation ----------------------------------------------------------------------------
+    def _delegate(self):
         check_is_fitted(self, "certified_")
         if self.selected_estimator_ is None:
             raise ValueError(
@@ -1084,31 +1057,10 @@ class RiskControlledModelSelector(MetaEstimatorMixin, BaseEstimator):
             )
         return self.selected_estimator_
 
-    # -- delegation ----------------------------------------------------------------------------
-    @available_if(has_on(_candidates, "predict"))
-    def predict(self, X: ArrayLike) -> NDArray[Any]:
-        """Predictions of the selected candidate."""
-        return self._selected().predict(X)
-
-    @available_if(has_on(_candidates, "predict_proba"))
-    def predict_proba(self, X: ArrayLike) -> FloatArray:
-        """Class probabilities of the selected candidate."""
-        return self._selected().predict_proba(X)
-
-    @available_if(has_on(_candidates, "predict_log_proba"))
-    def predict_log_proba(self, X: ArrayLike) -> FloatArray:
-        """Log class probabilities of the selected candidate."""
-        return self._selected().predict_log_proba(X)
-
-    @available_if(has_on(_candidates, "decision_function"))
-    def decision_function(self, X: ArrayLike) -> FloatArray:
-        """Decision function of the selected candidate."""
-        return self._selected().decision_function(X)
-
-    @available_if(has_on(_candidates, "score"))
-    def score(self, X: ArrayLike, y: ArrayLike, **kwargs: Any) -> float:
-        """The selected candidate's ``score``."""
-        return self._selected().score(X, y, **kwargs)
+    def _delegation_targets(self):
+        """The selected candidate once there is one, else every candidate."""
+        selected = getattr(self, "selected_estimator_", None)
+        return self.estimators if selected is None else (selected,)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -5,23 +5,22 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from numbers import Real
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context, clone
 from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_array, check_is_fitted, column_or_1d
 
 from .._validation import RANDOM_STATE, check_labels, check_random_state
-from .._wrapping import copy_feature_info, fit_clone, has_on, is_fitted
+from .._wrapping import DelegatesToModel, copy_feature_info, fit_clone, is_fitted
 from ._pulse import PULSE
 from ..evaluation import EstimatorOracle
 from ..evaluation import EvaluationStore
-from .._typing import Estimator, FloatArray, RandomStateLike
+from .._typing import Estimator, RandomStateLike
 
 if TYPE_CHECKING:
     from typing_extensions import Self  # typing.Self: Python >= 3.11
@@ -34,15 +33,7 @@ def _is_fitted(est):
     return is_fitted(est) or not hasattr(est, "fit")
 
 
-def _best(selector):
-    """The targets (see ``has_on``) of the delegating methods: the selected model once fitted,
-    else every candidate."""
-    if hasattr(selector, "best_estimator_"):
-        return (selector.best_estimator_,)
-    return selector.estimators
-
-
-class BestModelSelector(MetaEstimatorMixin, BaseEstimator):
+class BestModelSelector(DelegatesToModel, MetaEstimatorMixin, BaseEstimator):
     """Find the best of several candidate models on a pool of examples, within a budget.
 
     Each candidate is a bandit arm; scoring candidate ``i`` on example ``j`` (one prediction and
@@ -281,35 +272,16 @@ class BestModelSelector(MetaEstimatorMixin, BaseEstimator):
         b = max(1, min(16, n_pool // 4))
         return PULSE(budget=0.3, batch_size=b, rank=2, fractional_scores=True, random_state=rng)
 
-    @available_if(has_on(_best, "predict"))
-    def predict(self, X: ArrayLike) -> NDArray[Any]:
-        """Predictions of the selected model."""
+    # -- delegation ----------------------------------------------------------------------------
+    def _delegate(self):
         check_is_fitted(self)
-        return self.best_estimator_.predict(X)
+        return self.best_estimator_
 
-    @available_if(has_on(_best, "predict_proba"))
-    def predict_proba(self, X: ArrayLike) -> FloatArray:
-        """Class probabilities of the selected model."""
-        check_is_fitted(self)
-        return self.best_estimator_.predict_proba(X)
-
-    @available_if(has_on(_best, "predict_log_proba"))
-    def predict_log_proba(self, X: ArrayLike) -> FloatArray:
-        """Log class probabilities of the selected model."""
-        check_is_fitted(self)
-        return self.best_estimator_.predict_log_proba(X)
-
-    @available_if(has_on(_best, "decision_function"))
-    def decision_function(self, X: ArrayLike) -> FloatArray:
-        """Decision function of the selected model."""
-        check_is_fitted(self)
-        return self.best_estimator_.decision_function(X)
-
-    @available_if(has_on(_best, "score"))
-    def score(self, X: ArrayLike, y: ArrayLike, **kwargs: Any) -> float:
-        """The selected model's ``score``."""
-        check_is_fitted(self)
-        return self.best_estimator_.score(X, y, **kwargs)
+    def _delegation_targets(self):
+        """The selected model once fitted, else every candidate."""
+        if hasattr(self, "best_estimator_"):
+            return (self.best_estimator_,)
+        return self.estimators
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -13,7 +13,6 @@ from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import train_test_split
 from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
@@ -21,8 +20,8 @@ from .._bytes import same_bytes
 from .._labels import class_index, missing_marks
 from .._validation import RANDOM_STATE, check_labels, check_random_state, show, warn
 from .._wrapping import (
+    DelegatesPredictions,
     copy_feature_info,
-    has_on,
     indexable_rows,
     is_fitted,
     n_rows,
@@ -30,7 +29,7 @@ from .._wrapping import (
 )
 from ._learners import STRATEGIES, make_learner
 from ._monitor import ON_DRIFT, MissRateMonitor, _replay_monitored
-from .._typing import BoolArray, Estimator, FloatArray, RandomStateLike
+from .._typing import BoolArray, Estimator, RandomStateLike
 
 if TYPE_CHECKING:
     from typing_extensions import Self  # typing.Self: Python >= 3.11
@@ -77,13 +76,9 @@ def _cacheable(X):
     )
 
 
-def _wrapped(sps):
-    """The targets (see ``has_on``) of the delegating methods: none that has a method with
-    ``"precomputed"`` (even for an estimator fitted before ``set_params``)."""
-    return (None,) if sps._precomputed else wrapped_estimator(sps)
-
-
-class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
+class SemiBanditPredictionSet(
+    ClassifierMixin, DelegatesPredictions, MetaEstimatorMixin, BaseEstimator
+):
     """Online prediction sets learned from semi-bandit feedback (SPS and baselines).
 
     Each round the user sees the set ``{y : score(x, y) >= threshold_}`` of labels and either
@@ -819,20 +814,14 @@ class SemiBanditPredictionSet(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
             return self.classes_[np.argmax(self._label_scores(X), axis=1)]
         return self.estimator_.predict(X)
 
-    @available_if(has_on(_wrapped, "predict_proba"))
-    def predict_proba(self, X: ArrayLike) -> FloatArray:
-        """Class probabilities of the wrapped classifier.
-
-        Parameters
-        ----------
-        X : array-like or DataFrame of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-        """
+    def _delegate(self):  # for predict_proba (predict and score are this estimator's own)
         check_is_fitted(self)
-        return self.estimator_.predict_proba(X)
+        return self.estimator_
+
+    def _delegation_targets(self):
+        """The wrapped classifier; none that has a method with ``"precomputed"`` (even for an
+        estimator fitted before ``set_params``)."""
+        return (None,) if self._precomputed else wrapped_estimator(self)
 
     def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
         """Coverage: the fraction of rows whose true label is in their prediction set.

@@ -8,15 +8,14 @@ from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context
 from sklearn.model_selection import train_test_split
 from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from .._typing import BoolArray, FloatArray
+from .._typing import BoolArray
 from .._validation import (
     RANDOM_STATE,
     check_labels,
@@ -27,10 +26,10 @@ from .._validation import (
     warn,
 )
 from .._wrapping import (
+    DelegatesPredictions,
     chunked_call,
     copy_feature_info,
     fit_clone,
-    has_on,
     indexable_rows,
     n_rows,
     needs_fitting,
@@ -48,7 +47,7 @@ if TYPE_CHECKING:
 __all__ = ["pipeline_decide"]
 
 
-class _DeploymentBase(MetaEstimatorMixin, BaseEstimator):
+class _DeploymentBase(DelegatesPredictions, MetaEstimatorMixin, BaseEstimator):
     """Shared calibration logic: risks, scores, covariate-shift weights of calibration rows."""
 
     _parameter_constraints = {
@@ -332,16 +331,14 @@ class _DeploymentBase(MetaEstimatorMixin, BaseEstimator):
         """
         return group_report(self, X, y, groups)
 
-    def predict(self, X: ArrayLike) -> NDArray[Any]:
-        """Predictions of the wrapped model (guarantees live in :meth:`decide`)."""
-        check_is_fitted(self, "estimator_")
-        return self.estimator_.predict(X)
+    _always_forwarded = ("predict",)  # `estimator` must have it
 
-    @available_if(has_on(wrapped_estimator, "predict_proba"))
-    def predict_proba(self, X: ArrayLike) -> FloatArray:
-        """Class probabilities of the wrapped classifier."""
+    def _delegate(self):
         check_is_fitted(self, "estimator_")
-        return self.estimator_.predict_proba(X)
+        return self.estimator_
+
+    def _delegation_targets(self):
+        return wrapped_estimator(self)
 
     def score(self, X: ArrayLike, y: ArrayLike, **kwargs: Any) -> float:
         """Deployed share on ``X``: the fraction of rows :meth:`decide` deploys on.
