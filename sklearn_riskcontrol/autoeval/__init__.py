@@ -42,12 +42,14 @@ from ._compare import (
     rautoeval_difference_interval,
     rautoeval_difference_test,
 )
+from ._comparing import ModelComparison
 from ._estimators import RAutoEvalPlus, RiskControlledModelSelector
 from ._sessions import LabelingSession, LabelingStatus, SelectionSession, SelectionStatus
 
 __all__ = [
     "RAutoEvalPlus",
     "RiskControlledModelSelector",
+    "ModelComparison",
     "LabelingSession",
     "SelectionSession",
     "LabelingStatus",

@@ -164,3 +164,56 @@ def test_errors_name_the_argument():
         rautoeval_compare(L, delta=0.1, baseline=2)
     with pytest.raises(ValueError, match="comparing needs at least 2"):
         rautoeval_compare(np.zeros((10, 1)), delta=0.1)
+
+
+# -- the estimator ---------------------------------------------------------------------------
+def _classification_setup():
+    from sklearn.datasets import make_classification
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.tree import DecisionTreeClassifier
+
+    X, y = make_classification(n_samples=4000, n_informative=6, random_state=0)
+    models = [DecisionTreeClassifier(max_depth=d, random_state=0).fit(X[:1000], y[:1000])
+              for d in (6, 2, 1)]
+    judge = LogisticRegression().fit(X[1000:2000], y[1000:2000])
+    y_semi = y[2000:].copy()
+    y_semi[250:] = -1
+    return X[2000:], y_semi, models, judge
+
+
+def test_model_comparison_is_rautoeval_compare_on_each_models_losses():
+    from sklearn_riskcontrol.autoeval import ModelComparison, RAutoEvalPlus, rautoeval_compare
+
+    X, y, models, judge = _classification_setup()
+    cmp = ModelComparison(models, autoevaluator=judge, delta=0.1, random_state=3).fit(X, y)
+    # the losses are each model's RAutoEvalPlus losses, on one shared order of the rows
+    seed = int(np.random.RandomState(3).randint(np.iinfo(np.int32).max))
+    for k, model in enumerate(models):
+        ref = RAutoEvalPlus(model, autoevaluator=judge, alpha=0.5, random_state=seed).fit(X, y)
+        np.testing.assert_array_equal(cmp.loss_labeled_[:, k], ref.loss_labeled_)
+        np.testing.assert_array_equal(cmp.loss_judge_unlabeled_[:, k], ref.loss_judge_unlabeled_)
+    ref = rautoeval_compare(cmp.loss_labeled_, cmp.loss_judge_labeled_, cmp.loss_judge_unlabeled_,
+                            delta=0.1)
+    np.testing.assert_array_equal(cmp.pvalues_, ref.pvalues)
+    assert cmp.decide() is cmp.better_ and cmp.certified_pairs_ == ref.certified_pairs()
+    assert (0, 2) in cmp.certified_pairs_ and cmp.interval_ is None  # depth 6 beats a stump
+
+
+def test_model_comparison_refuses_unfitted_models_and_checks_its_parameters():
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.utils.estimator_checks import (
+        check_get_params_invariance,
+        check_no_attributes_set_in_init,
+        check_set_params,
+    )
+
+    from sklearn_riskcontrol.autoeval import ModelComparison
+
+    X, y, models, judge = _classification_setup()
+    with pytest.raises(ValueError, match=r"estimators \[1\] is not fitted.*FrozenEstimator"):
+        ModelComparison([models[0], LogisticRegression()], autoevaluator=judge).fit(X, y)
+    with pytest.raises(ValueError, match="comparing needs at least 2"):
+        ModelComparison(models[:1], method="eval").fit(X, y)
+    est = ModelComparison(models, autoevaluator=judge)
+    for check in (check_no_attributes_set_in_init, check_get_params_invariance, check_set_params):
+        check("ModelComparison", est)
