@@ -34,12 +34,22 @@ from ._arrays import (
     rautoeval_select,
     rautoeval_test,
 )
+from ._compare import (
+    ComparisonResult,
+    DifferenceTestResult,
+    RiskDifferenceInterval,
+    rautoeval_compare,
+    rautoeval_difference_interval,
+    rautoeval_difference_test,
+)
+from ._comparing import ModelComparison
 from ._estimators import RAutoEvalPlus, RiskControlledModelSelector
 from ._sessions import LabelingSession, LabelingStatus, SelectionSession, SelectionStatus
 
 __all__ = [
     "RAutoEvalPlus",
     "RiskControlledModelSelector",
+    "ModelComparison",
     "LabelingSession",
     "SelectionSession",
     "LabelingStatus",
@@ -51,4 +61,10 @@ __all__ = [
     "rautoeval_select",
     "ModelSelectionResult",
     "effective_observations",
+    "rautoeval_difference_interval",
+    "RiskDifferenceInterval",
+    "rautoeval_difference_test",
+    "DifferenceTestResult",
+    "rautoeval_compare",
+    "ComparisonResult",
 ]

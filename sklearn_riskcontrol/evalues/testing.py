@@ -13,7 +13,7 @@ from numpy.typing import ArrayLike
 from .._typing import BoolArray, FloatArray, RandomStateLike
 from .._validation import _as_1d_float, check_level, check_random_state, show
 
-__all__ = ["ebh", "bh", "boost_evalues", "fixed_sequence", "bonferroni", "fallback"]
+__all__ = ["ebh", "bh", "boost_evalues", "fixed_sequence", "bonferroni", "holm", "fallback"]
 
 # Budget comparisons ("sum of risks <= level * count") are made with this relative tolerance in
 # favour of equality, so ties that are exact in decimal arithmetic (alpha = 0.1, binary risks)
@@ -175,6 +175,43 @@ def bonferroni(pvalues: ArrayLike, delta: float) -> BoolArray:
     p = _check_pvalues(pvalues)
     delta = check_level(delta, "delta")
     return at_most(p * p.shape[0], delta)
+
+
+def holm(pvalues: ArrayLike, delta: float) -> BoolArray:
+    """Holm's step-down procedure: family-wise error at most ``delta`` under any dependence.
+
+    Sort the ``K`` p-values increasingly, ``p_(1) <= ... <= p_(K)``; reject ``H_(1), ...,
+    H_(k)`` for the largest ``k`` with ``p_(j) <= delta / (K - j + 1)`` for every ``j <= k``
+    (Holm 1979). It rejects everything :func:`bonferroni` rejects, and more: the closed testing
+    of Bonferroni tests, valid without any assumption on how the p-values depend on each other.
+    Ties are broken by the original order (a stable sort), which does not change the set
+    rejected.
+
+    Parameters
+    ----------
+    pvalues : array-like of shape (K,)
+    delta : float in (0, 1)
+
+    Returns
+    -------
+    ndarray of bool, shape (K,)
+
+    Examples
+    --------
+    >>> from sklearn_riskcontrol.evalues.testing import bonferroni, holm
+    >>> p = [0.01, 0.04, 0.03, 0.5]
+    >>> holm(p, delta=0.1).tolist(), bonferroni(p, delta=0.1).tolist()
+    ([True, True, True, False], [True, False, False, False])
+    """
+    p = _check_pvalues(pvalues)
+    delta = check_level(delta, "delta")
+    k = p.shape[0]
+    order = np.argsort(p, kind="stable")
+    ok = at_most(p[order], delta / (k - np.arange(k)))
+    n_rejected = k if ok.all() else int(np.argmin(ok))
+    out = np.zeros(k, dtype=bool)
+    out[order[:n_rejected]] = True
+    return out
 
 
 def fallback(pvalues: ArrayLike, delta: float, weights: ArrayLike | None = None) -> BoolArray:

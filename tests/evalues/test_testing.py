@@ -351,3 +351,21 @@ def test_fwer_procedures_reject_invalid_pvalues(fn, p):
     # DESIGN: bad input raises, never a silent answer; bh() already does this.
     with pytest.raises(ValueError, match=r"`pvalues`"):
         fn(p, 0.1)
+
+
+def test_holm_is_the_closed_test_of_bonferroni_tests():
+    # brute-force definition: H_i is rejected iff every intersection hypothesis containing i is
+    # rejected by its Bonferroni test, min_{j in S} p_j <= delta / |S|
+    from itertools import combinations
+
+    from sklearn_riskcontrol.evalues.testing import holm
+
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        k = int(rng.integers(1, 7))
+        p = rng.choice([0.001, 0.01, 0.02, 0.025, 0.05, 0.1, 0.5], size=k)  # ties included
+        delta = 0.1
+        closed = [all(min(p[list(S)]) <= delta / len(S)
+                      for size in range(1, k + 1) for S in combinations(range(k), size) if i in S)
+                  for i in range(k)]
+        assert holm(p, delta).tolist() == closed, p

@@ -30,7 +30,7 @@ from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.tree import DecisionTreeClassifier
 
 from sklearn_riskcontrol import autoeval, bandits, online, selective
-from sklearn_riskcontrol.autoeval import RAutoEvalPlus, RiskControlledModelSelector
+from sklearn_riskcontrol.autoeval import ModelComparison, RAutoEvalPlus, RiskControlledModelSelector
 from sklearn_riskcontrol.bandits import (
     PULSE,
     UCBE,
@@ -235,6 +235,11 @@ def _fit_autoeval(clf_data, kind):
                      "ci": lambda e: e.confidence_interval(),
                      "predict": lambda e: e.predict(X[:50])}
     models = [model, LogisticRegression(C=0.01, max_iter=500).fit(X[:300], y[:300])]
+    if kind == "ModelComparison":
+        est = ModelComparison(models, autoevaluator=judge_model, delta=0.2,
+                              random_state=0).fit(X[300:], y_semi[300:])
+        return est, {"decide": lambda e: e.decide(), "pvalues": lambda e: e.pvalues_,
+                     "interval": lambda e: (e.interval_.low, e.interval_.high)}
     tester = RAutoEvalPlus(None, autoevaluator=judge, alpha=0.6, delta=0.2, betting="wsr",
                            random_state=0)
     est = RiskControlledModelSelector(models, tester=tester).fit(X[300:], y_semi[300:])
@@ -287,6 +292,7 @@ FACTORIES = {
     "SemiBanditPredictionSet-precomputed": lambda c, b: _fit_online(c, "precomputed"),
     "RAutoEvalPlus": lambda c, b: _fit_autoeval(c, "RAutoEvalPlus"),
     "RiskControlledModelSelector": lambda c, b: _fit_autoeval(c, "selector"),
+    "ModelComparison": lambda c, b: _fit_autoeval(c, "ModelComparison"),
     **{k: (lambda c, b, k=k: _fit_bandit(b, c, k)) for k in (
         "PULSE", "NaivePooling", "UCBE", "UCBELRF", "UniformSampling", "FilledSubset",
         "UniformLRF", "LowRankScoreCompleter", "BestModelSelector")},
