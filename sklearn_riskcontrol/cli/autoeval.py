@@ -1,4 +1,4 @@
-"""``python -m sklearn_riskcontrol autoeval {certify,select}``: R-AutoEval+ on CSV loss tables.
+"""``python -m sklearn_riskcontrol autoeval {certify,select,compare}``: R-AutoEval+ on loss tables.
 
 For users whose losses are already computed (e.g. an LLM graded by humans on a few questions and
 by an LLM judge on many): no Python needed. Rows are processed in file order, which must be a
@@ -26,6 +26,12 @@ select
     ``--judge-labeled`` and ``--unlabeled`` hold ``--judge-column``. Candidates are tested in
     the order of their first row in ``--labeled``; rows of the other files are matched by
     candidate and example id.
+compare
+    The tables of ``select`` (wide or long), one column per model: which models are certified
+    better than which (every ordered pair, or each model against ``--baseline``), by paired
+    tests on the same examples with Holm's procedure (family-wise error <= delta). Prints one
+    row per pair tested (p-value, certified); with two models also the interval for
+    ``risk(A) - risk(B)``.
 
 Every table is read (and every bad cell reported) by :mod:`sklearn_riskcontrol.cli._io`.
 """
@@ -50,7 +56,7 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(subparsers):
-    """Register the ``autoeval`` command (with ``certify`` and ``select``) on ``subparsers``."""
+    """Register the ``autoeval`` command (``certify``, ``select``, ``compare``) on ``subparsers``."""
     p = subparsers.add_parser(
         "autoeval",
         help="certify risk <= alpha / select a model from CSV loss tables (R-AutoEval+)",
@@ -113,11 +119,40 @@ def add_parser(subparsers):
                    help="long tables: judge losses in --judge-labeled and --unlabeled, or in "
                         "--labeled when --judge-labeled is omitted (default: judge_loss)")
     _common(s)
+
+    m = sub.add_parser(
+        "compare", help="which models are certified better than which (paired, Holm)",
+        description=(
+            "Paired tests of risk(A) < risk(B) - margin on the same examples, for every ordered "
+            "pair of model columns (or each model against --baseline); Holm's procedure keeps "
+            "the probability that any certified pair is wrong at most delta. With two models "
+            "the (1 - delta) interval for risk(A) - risk(B) is printed too."
+        ),
+    )
+    m.add_argument("--labeled", required=True,
+                   help="CSV of true-label losses: one column per model, one row per example")
+    m.add_argument("--judge-labeled", default=None,
+                   help="CSV of judge losses on the same examples (same columns)")
+    m.add_argument("--unlabeled", default=None,
+                   help="CSV of judge losses on unlabeled examples (same columns)")
+    m.add_argument("--baseline", default=None, metavar="MODEL",
+                   help="compare each model with this one only (a model column name)")
+    m.add_argument("--margin", type=float, default=0.0,
+                   help="certify risk(A) < risk(B) - margin; negative: non-inferiority "
+                        "(default: 0)")
+    add_long_options(m, "model", "loss")
+    m.add_argument("--loss-column", default="loss",
+                   help="long tables: true-label losses in --labeled (default: loss)")
+    m.add_argument("--judge-column", default="judge_loss",
+                   help="long tables: judge losses in --judge-labeled and --unlabeled, or in "
+                        "--labeled when --judge-labeled is omitted (default: judge_loss)")
+    _common(m, alpha=False)
     return p
 
 
-def _common(p):
-    p.add_argument("--alpha", type=float, required=True, help="tolerated risk in (0, 1)")
+def _common(p, alpha=True):
+    if alpha:
+        p.add_argument("--alpha", type=float, required=True, help="tolerated risk in (0, 1)")
     p.add_argument("--delta", type=float, default=0.1,
                    help="failure probability in (0, 1) (default: 0.1)")
     p.add_argument("--method", choices=["plus", "autoeval", "eval"], default="plus",
@@ -325,11 +360,10 @@ def _certify_guarantee(args, n_models):
     return text
 
 
-def _run_select(args, rng):
-    import pandas as pd
-
-    from ..autoeval import rautoeval_select
-
+def _loss_tables(args):
+    """``(H, G, U, names)`` of ``select`` and ``compare``: (models, examples) tables of the
+    true-label losses, the judge's on the same examples and on unlabeled ones (None when
+    absent), from wide or long files."""
     G = U = None
     if is_long(args, args.labeled, args.loss_column):
         H, G, U, names = _select_long(args)
@@ -349,6 +383,15 @@ def _run_select(args, rng):
             )
         if args.unlabeled is not None:
             U, _ = wide_losses(args.unlabeled, names)
+    return H, G, U, names
+
+
+def _run_select(args, rng):
+    import pandas as pd
+
+    from ..autoeval import rautoeval_select
+
+    H, G, U, names = _loss_tables(args)
     cost = None
     if args.cost is not None:
         try:
@@ -388,8 +431,61 @@ def _run_select(args, rng):
               file=sys.stderr)
 
 
+def _run_compare(args, rng):
+    import pandas as pd
+
+    from ..autoeval import rautoeval_compare, rautoeval_difference_interval
+
+    H, G, U, names = _loss_tables(args)
+    if len(names) < 2:
+        raise ValueError(f"--labeled has {len(names)} model column(s): comparing needs at least 2.")
+    baseline = None
+    if args.baseline is not None:
+        if args.baseline not in names:
+            raise ValueError(f"--baseline {args.baseline!r} is not a model of --labeled; its "
+                             f"models are {list(names)}.")
+        baseline = list(names).index(args.baseline)
+    H, G = _shuffled(rng, H, G)
+    (U,) = _shuffled(rng, U)
+    method = args.method if U is not None else _no_unlabeled(args)
+    tables = [None if t is None else t.T for t in (H, G, U)]  # (examples, models)
+    res = rautoeval_compare(*tables, delta=args.delta, baseline=baseline, margin=args.margin,
+                            method=method, betting=args.betting, n_rho=args.n_rho)
+    tested = np.argwhere(~np.isnan(res.pvalues))
+    out = pd.DataFrame({
+        "model_a": [names[i] for i, _ in tested],
+        "model_b": [names[j] for _, j in tested],
+        "pvalue": [res.pvalues[i, j] for i, j in tested],
+        "certified": [bool(res.better[i, j]) for i, j in tested],
+        "mean_loss_a": [res.mean_loss[i] for i, _ in tested],
+        "mean_loss_b": [res.mean_loss[j] for _, j in tested],
+    })
+    lines = []
+    if len(names) == 2:
+        ci = rautoeval_difference_interval(*tables, delta=args.delta, method=method)
+        out["diff_low"] = [ci.low if i == 0 else -ci.high for i, _ in tested]
+        out["diff_high"] = [ci.high if i == 0 else -ci.low for i, _ in tested]
+        lines.append(f"risk({names[0]}) - risk({names[1]}) in [{ci.low:.4f}, {ci.high:.4f}] "
+                     f"(a realization): with probability >= {1 - args.delta:g} over the draw, "
+                     "the interval computed this way contains the difference")
+    write_csv(out, args.output)
+    gap = ("" if not args.margin else
+           f" {'-' if args.margin > 0 else '+'} {abs(args.margin):g}")
+    pairs = res.certified_pairs()
+    if pairs:
+        lines += [f"certified: risk({names[i]}) < risk({names[j]}){gap}" for i, j in pairs]
+    else:
+        lines.append("no pair certified: these examples do not separate the models at level "
+                     f"delta = {args.delta:g}; this is no evidence that they are equal")
+    lines.append(
+        f"guarantee: P(some certified pair is wrong) <= {args.delta:g} (Holm over "
+        f"{len(tested)} ordered pairs), over the draw of the examples (i.i.d. examples, in a "
+        "random order, the same examples for every model)")
+    print("\n".join(lines), file=sys.stderr)
+
+
 def run(args):
-    """Run ``autoeval certify`` / ``autoeval select`` on parsed arguments.
+    """Run ``autoeval certify`` / ``select`` / ``compare`` on parsed arguments.
 
     Bad input raises ``ValueError`` / ``TypeError`` / ``OSError`` (the main entry point turns
     them into a one-line error and exit status 2); warnings (nothing certified, no unlabeled
@@ -397,11 +493,14 @@ def run(args):
     """
     from .._validation import check_level
 
-    check_level(args.alpha, "alpha")
+    if args.autoeval_command != "compare":
+        check_level(args.alpha, "alpha")
     check_level(args.delta, "delta")
     rng = None if args.shuffle is None else np.random.default_rng(args.shuffle)
     with one_line_warnings():
         if args.autoeval_command == "certify":
             _run_certify(args, rng)
-        else:
+        elif args.autoeval_command == "select":
             _run_select(args, rng)
+        else:
+            _run_compare(args, rng)
