@@ -44,7 +44,14 @@ from ._compare import (
 )
 from ._comparing import ModelComparison
 from ._estimators import RAutoEvalPlus, RiskControlledModelSelector
-from ._sessions import LabelingSession, LabelingStatus, SelectionSession, SelectionStatus
+from ._sessions import (
+    ComparisonSession,
+    ComparisonStatus,
+    LabelingSession,
+    LabelingStatus,
+    SelectionSession,
+    SelectionStatus,
+)
 
 __all__ = [
     "RAutoEvalPlus",
@@ -54,6 +61,8 @@ __all__ = [
     "SelectionSession",
     "LabelingStatus",
     "SelectionStatus",
+    "ComparisonSession",
+    "ComparisonStatus",
     "rautoeval_test",
     "RAutoEvalResult",
     "rautoeval_confidence_interval",

@@ -79,7 +79,14 @@ if TYPE_CHECKING:
 
     from typing_extensions import Self  # typing.Self: Python >= 3.11
 
-__all__ = ["LabelingSession", "LabelingStatus", "SelectionSession", "SelectionStatus"]
+__all__ = [
+    "LabelingSession",
+    "LabelingStatus",
+    "SelectionSession",
+    "SelectionStatus",
+    "ComparisonSession",
+    "ComparisonStatus",
+]
 
 _FORMAT = 1
 # Forecast of the labels still needed (LabelingStatus.labels_needed): a central 80% range
@@ -632,6 +639,11 @@ class _Session:
             self._index[e] = len(self._ids)
             self._ids.append(e)
         self._rows = np.concatenate([self._rows, rows])
+        self._feed(rows)
+
+    def _feed(self, rows):
+        """Give the new rows ``[h_0..h_K-1, g_0..g_K-1]`` to the tracks: candidate ``k``'s
+        losses to track ``k``."""
         K = self._K
         for k, track in enumerate(self._tracks):
             track.extend(rows[:, k], None if self._run_method == "eval" else rows[:, K + k])
@@ -1099,3 +1111,209 @@ class SelectionSession(_Session):
             procedure=self.procedure, delta=self.delta, test_level=self.test_level,
             results=results,
         )
+
+
+@dataclass(frozen=True)
+class ComparisonStatus:
+    """Verdict of a :class:`ComparisonSession` after the labels received so far.
+
+    Over the draw of the labeled and unlabeled examples, the session ends with a wrong sign
+    (``"A better"`` while ``risk(A) >= risk(B) - margin``, or ``"B better"`` while
+    ``risk(B) >= risk(A) - margin``) with probability at most ``delta``, however the batches
+    were sized and whenever the labeling stopped.
+
+    Attributes
+    ----------
+    n_labels : int
+    a_better, b_better : LabelingStatus
+        The two one-sided tests on the paired losses, each at level ``delta / 2``:
+        ``a_better.certified`` certifies ``risk(A) < risk(B) - margin``, ``b_better.certified``
+        ``risk(B) < risk(A) - margin``.
+    margin, delta : float
+    """
+
+    n_labels: int
+    a_better: LabelingStatus
+    b_better: LabelingStatus
+    margin: float
+    delta: float
+
+    @property
+    def decision(self) -> str:
+        """``"A better"``, ``"B better"``, ``"undecided"`` (neither can be certified within the
+        budget any more) or ``"continue"``."""
+        if self.a_better.certified:
+            return "A better"
+        if self.b_better.certified:
+            return "B better"
+        if self.a_better.impossible and self.b_better.impossible:
+            return "undecided"
+        return "continue"
+
+    @property
+    def done(self) -> bool:
+        """``True`` once labeling more cannot change the verdict."""
+        return self.decision != "continue"
+
+    def __str__(self):
+        gap = "" if not self.margin else f" {'-' if self.margin > 0 else '+'} {abs(self.margin):g}"
+        verdict = {
+            "A better": f"certified: risk(A) < risk(B){gap}",
+            "B better": f"certified: risk(B) < risk(A){gap}",
+            "undecided": "undecided: neither order can be certified within the label budget",
+            "continue": "not decided yet: label more",
+        }[self.decision]
+        return (f"{verdict} after {self.n_labels} labels (p-values {self.a_better.pvalue:.4g} "
+                f"for A better, {self.b_better.pvalue:.4g} for B better). A wrong sign is "
+                f"certified with probability <= {self.delta:g} over the draw of the examples, "
+                "whenever the labeling stops")
+
+
+class ComparisonSession(_Session):
+    """Label until the sign of ``risk(A) - risk(B)`` is certified: a paired comparison online.
+
+    The sibling of :class:`LabelingSession` for two models on the same examples. Each labeled
+    example gives both models' losses with the true label and with the judge's label; the
+    session runs two of :class:`LabelingSession`'s anytime-valid e-processes on the paired
+    losses ``l = (L_A - L_B + 1) / 2`` (see :func:`rautoeval_difference_test`), one per
+    direction, each at level ``delta / 2``: ``mean(l) < (1 - margin) / 2`` certifies ``risk(A) <
+    risk(B) - margin``, and the same on ``1 - l`` certifies the reverse. Stopping as soon as
+    either certifies keeps the probability of a wrong sign at most ``delta``.
+
+    Parameters
+    ----------
+    loss_judge_unlabeled : array-like of shape (N, 2) or None
+        Both models' judge losses on an unlabeled pool in random order (column 0: A, 1: B),
+        none of which will be labeled. ``None`` runs R-Eval (labels only).
+    delta : float in (0, 1)
+        Probability of certifying a wrong sign.
+    margin : float in [0, 1), default=0.0
+        Certify a difference larger than ``margin`` in either direction.
+    max_labels, method, betting, n_rho, rho_grid, rho_prior, store
+        As in :class:`LabelingSession` (the store keeps the raw losses of both models).
+
+    Attributes
+    ----------
+    status_ : ComparisonStatus
+    max_labels, block_size, method
+        As in :class:`LabelingSession`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_riskcontrol.autoeval import ComparisonSession
+    >>> rng = np.random.default_rng(0)
+    >>> def draw(n):                  # A errs on 10%, B on 20% (B also errs where A does)
+    ...     a = rng.random(n) < 0.1
+    ...     L = np.c_[a, a | (rng.random(n) < 1 / 9)].astype(float)
+    ...     flip = rng.random(n) < 0.05                # the judge's label is wrong on 5%
+    ...     return L, np.where(flip[:, None], 1 - L, L)
+    >>> pool = draw(4000)[1]
+    >>> session = ComparisonSession(pool, delta=0.1, max_labels=400)
+    >>> while not session.status_.done:               # label 20 examples at a time
+    ...     status = session.add(*draw(20))
+    >>> status.decision, status.n_labels           # one draw: the labels this run needed
+    ('A better', 100)
+    """
+
+    def __init__(
+        self,
+        loss_judge_unlabeled: ArrayLike | None,
+        *,
+        delta: float,
+        margin: float = 0.0,
+        max_labels: int | None = None,
+        method: str = "plus",
+        betting: str | Any = "up",
+        n_rho: int = 10,
+        rho_grid: ArrayLike | None = None,
+        rho_prior: ArrayLike | None = None,
+        store: str | os.PathLike[str] | EvaluationStore | None = None,
+    ) -> None:
+        margin = check_number(margin, "margin")
+        if not 0.0 <= margin < 1.0:
+            raise ValueError(f"`margin` must lie in [0, 1) (a difference of risks, certified in "
+                             f"either direction); got {margin!r}.")
+        delta = check_level(delta, "delta")
+        pair = None
+        if loss_judge_unlabeled is not None:
+            U = as_float_array(loss_judge_unlabeled, "loss_judge_unlabeled",
+                               "a 2-d table (n_unlabeled, 2)")
+            if U.ndim != 2 or U.shape[1] != 2:
+                raise ValueError("`loss_judge_unlabeled` must be a 2-d table (n_unlabeled, 2): "
+                                 f"column 0 model A, column 1 model B; got shape {U.shape}.")
+            for k in (0, 1):
+                check_risks(U[:, k], f"loss_judge_unlabeled[:, {k}]")
+            pair = (U[:, 0] - U[:, 1] + 1.0) / 2.0
+        pools = [(pair, "loss_judge_unlabeled"),
+                 (None if pair is None else 1.0 - pair, "loss_judge_unlabeled")]
+        (alpha, _, strategy, self.max_labels, pools, self._run_method, rho, log_prior,
+         config) = _setup(pools, (1.0 - margin) / 2.0, delta / 2.0, max_labels, method,
+                          betting, n_rho, rho_grid, rho_prior)
+        self.margin, self.delta = margin, delta
+        config.update(kind="ComparisonSession", margin=margin, delta=delta)
+        self.method = self._run_method
+        self._tracks = [_Track(u, alpha, delta / 2.0, self._run_method, strategy, rho,
+                               log_prior, self.max_labels) for u in pools]
+        self.block_size = self._tracks[0].r
+        self._init_common(store, config, 2)
+
+    def _feed(self, rows):
+        # the stored rows are [h_A, h_B, g_A, g_B]; the tracks test the paired losses
+        h = (rows[:, 0] - rows[:, 1] + 1.0) / 2.0
+        g = None if self._run_method == "eval" else (rows[:, 2] - rows[:, 3] + 1.0) / 2.0
+        self._tracks[0].extend(h, g)
+        self._tracks[1].extend(1.0 - h, None if g is None else 1.0 - g)
+
+    def __repr__(self):
+        return (f"ComparisonSession(method={self.method!r}, delta={self.delta:g}, "
+                f"margin={self.margin:g}, n_labels={self.n_labels}, "
+                f"max_labels={self.max_labels}, decision={self.status_.decision!r})")
+
+    def add(
+        self,
+        loss_labeled: ArrayLike,
+        loss_judge_labeled: ArrayLike | None = None,
+        *,
+        example_ids: ArrayLike | None = None,
+    ) -> ComparisonStatus:
+        """Record a batch of labeled examples (both models' losses) and return the verdict.
+
+        Parameters
+        ----------
+        loss_labeled : array-like of shape (b, 2)
+            Row ``j``: the losses of A and B on labeled example ``j`` (true label).
+        loss_judge_labeled : array-like of shape (b, 2), default=None
+            The judge's losses on the same examples (required unless R-Eval).
+        example_ids : array-like of shape (b,), default=None
+            As in :meth:`LabelingSession.add`.
+
+        Returns
+        -------
+        ComparisonStatus
+
+        Examples
+        --------
+        >>> from sklearn_riskcontrol.autoeval import ComparisonSession
+        >>> s = ComparisonSession(None, delta=0.1, method="eval", max_labels=100)
+        >>> s.add([[0, 1], [0, 1], [1, 1]], example_ids=["q1", "q2", "q3"]).decision
+        'continue'
+        """
+        H = _check_batch(np.asarray(loss_labeled, dtype=float).T, "loss_labeled", 2, table=True)
+        G = None
+        if self._run_method != "eval":
+            if loss_judge_labeled is None:
+                raise ValueError("`loss_judge_labeled` is required with method='plus' or "
+                                 "'autoeval'.")
+            G = _check_batch(np.asarray(loss_judge_labeled, dtype=float).T,
+                             "loss_judge_labeled", 2, b=H.shape[1], table=True)
+        self._add_rows(H, G, example_ids)
+        return self.status_
+
+    @property
+    def status_(self) -> ComparisonStatus:
+        """:class:`ComparisonStatus` after the labels so far."""
+        return ComparisonStatus(n_labels=self.n_labels, a_better=self._tracks[0].status(),
+                                b_better=self._tracks[1].status(), margin=self.margin,
+                                delta=self.delta)
+

@@ -217,3 +217,73 @@ def test_model_comparison_refuses_unfitted_models_and_checks_its_parameters():
     est = ModelComparison(models, autoevaluator=judge)
     for check in (check_no_attributes_set_in_init, check_get_params_invariance, check_set_params):
         check("ModelComparison", est)
+
+
+# -- the session ------------------------------------------------------------------------------
+def test_session_runs_the_two_one_sided_batch_tests_at_half_delta():
+    from sklearn_riskcontrol.autoeval import ComparisonSession
+
+    rng = np.random.default_rng(4)
+    L, G, U = _data(rng, 120, 1200, 0.15, 0.25)
+    session = ComparisonSession(U, delta=0.1, max_labels=120)
+    for start in range(0, 120, 30):                      # batches of any size
+        session.add(L[start:start + 30], G[start:start + 30])
+    pair = [(x[:, 0] - x[:, 1] + 1) / 2 for x in (L, G, U)]
+    r = session.block_size
+    for track, flip in ((0, False), (1, True)):
+        h, g, u = (1 - p if flip else p for p in pair)
+        ref = rautoeval_test(h, g, u[: 120 * r], alpha=0.5, delta=0.05)
+        np.testing.assert_array_equal(session._tracks[track].result().log_eprocess,
+                                      ref.log_eprocess)
+
+
+def _session_wrong_signs(reps, seed):
+    # risk(A) = risk(B): any certified sign is wrong; stop at the first certification
+    from sklearn_riskcontrol.autoeval import ComparisonSession
+
+    rng = np.random.default_rng(seed)
+    wrong = 0
+    for _ in range(reps):
+        L, G, U = _data(rng, 200, 2000, 0.2, 0.2)
+        session = ComparisonSession(U, delta=0.1, max_labels=200, betting="wsr")
+        for start in range(0, 200, 25):
+            status = session.add(L[start:start + 25], G[start:start + 25])
+            if status.done:
+                break
+        wrong += status.decision in ("A better", "B better")
+    return wrong / reps
+
+
+def test_session_wrong_sign_rate_at_equal_risks():
+    reps = 120
+    assert _session_wrong_signs(reps, seed=5) <= 0.1 + slack(0.1, reps)
+
+
+@pytest.mark.slow
+def test_session_wrong_sign_rate_at_equal_risks_1000_draws():
+    reps = 1000
+    assert _session_wrong_signs(reps, seed=15) <= 0.1 + slack(0.1, reps)
+
+
+def test_session_store_skips_a_resent_batch_and_resumes(tmp_path):
+    from sklearn_riskcontrol.autoeval import ComparisonSession
+
+    rng = np.random.default_rng(6)
+    L, G, U = _data(rng, 60, 600, 0.1, 0.3)
+    path = tmp_path / "cmp.db"
+    ids = [f"q{k}" for k in range(60)]
+    with ComparisonSession(U, delta=0.1, max_labels=60, store=path) as s:
+        s.add(L[:30], G[:30], example_ids=ids[:30])
+        s.add(L[:30], G[:30], example_ids=ids[:30])      # re-sent after a "crash": skipped
+        assert s.n_labels == 30
+    with ComparisonSession(U, delta=0.1, max_labels=60, store=path) as s:
+        assert s.n_labels == 30
+        status = s.add(L[30:], G[30:], example_ids=ids[30:])
+    fresh = ComparisonSession(U, delta=0.1, max_labels=60)
+    assert fresh.add(L, G).a_better.pvalue == status.a_better.pvalue
+    with pytest.raises(ValueError, match="another run|configuration"):
+        ComparisonSession(U, delta=0.2, max_labels=60, store=path)
+    with pytest.raises(ValueError, match=r"`margin` must lie in \[0, 1\)"):
+        ComparisonSession(U, delta=0.1, margin=-0.1)
+    with pytest.raises(ValueError, match=r"\(n_unlabeled, 2\)"):
+        ComparisonSession(U[:, :1], delta=0.1)
