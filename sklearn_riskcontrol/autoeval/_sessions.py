@@ -72,6 +72,8 @@ from ._arrays import (
 )
 from ..evalues.betting import WSR, FixedBet, UniversalPortfolio, _logsumexp, _resolve_betting, _run
 from ..evalues.testing import bonferroni, fixed_sequence
+from ._compare import _columns as _loss_columns
+from ._compare import _paired
 from .._typing import FloatArray
 
 if TYPE_CHECKING:
@@ -1235,16 +1237,7 @@ class ComparisonSession(_Session):
             raise ValueError(f"`margin` must lie in [0, 1) (a difference of risks, certified in "
                              f"either direction); got {margin!r}.")
         delta = check_level(delta, "delta")
-        pair = None
-        if loss_judge_unlabeled is not None:
-            U = as_float_array(loss_judge_unlabeled, "loss_judge_unlabeled",
-                               "a 2-d table (n_unlabeled, 2)")
-            if U.ndim != 2 or U.shape[1] != 2:
-                raise ValueError("`loss_judge_unlabeled` must be a 2-d table (n_unlabeled, 2): "
-                                 f"column 0 model A, column 1 model B; got shape {U.shape}.")
-            for k in (0, 1):
-                check_risks(U[:, k], f"loss_judge_unlabeled[:, {k}]")
-            pair = (U[:, 0] - U[:, 1] + 1.0) / 2.0
+        pair = _paired(_loss_columns(loss_judge_unlabeled, "loss_judge_unlabeled", 2), 0, 1)
         pools = [(pair, "loss_judge_unlabeled"),
                  (None if pair is None else 1.0 - pair, "loss_judge_unlabeled")]
         (alpha, _, strategy, self.max_labels, pools, self._run_method, rho, log_prior,
@@ -1260,8 +1253,8 @@ class ComparisonSession(_Session):
 
     def _feed(self, rows):
         # the stored rows are [h_A, h_B, g_A, g_B]; the tracks test the paired losses
-        h = (rows[:, 0] - rows[:, 1] + 1.0) / 2.0
-        g = None if self._run_method == "eval" else (rows[:, 2] - rows[:, 3] + 1.0) / 2.0
+        h = _paired(rows, 0, 1)
+        g = None if self._run_method == "eval" else _paired(rows, 2, 3)
         self._tracks[0].extend(h, g)
         self._tracks[1].extend(1.0 - h, None if g is None else 1.0 - g)
 

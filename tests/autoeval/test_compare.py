@@ -285,5 +285,5 @@ def test_session_store_skips_a_resent_batch_and_resumes(tmp_path):
         ComparisonSession(U, delta=0.2, max_labels=60, store=path)
     with pytest.raises(ValueError, match=r"`margin` must lie in \[0, 1\)"):
         ComparisonSession(U, delta=0.1, margin=-0.1)
-    with pytest.raises(ValueError, match=r"\(n_unlabeled, 2\)"):
+    with pytest.raises(ValueError, match=r"`loss_judge_unlabeled` must be a 2-d table of shape \(n_items, 2\)"):
         ComparisonSession(U[:, :1], delta=0.1)
