@@ -51,8 +51,8 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from sklearn_riskcontrol.autoeval import _arrays as autoeval
 from sklearn_riskcontrol.autoeval import (
+    _arrays as autoeval,
     effective_observations,
     rautoeval_confidence_interval,
     rautoeval_select,

@@ -30,14 +30,15 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from sklearn_riskcontrol.bandits import (
+    NaivePooling,
     PULSE,
     UCBE,
-    NaivePooling,
     UniformSampling,
+    accuracy_curve,
+    budget_to_reach,
     make_score_matrix,
 )
 from sklearn_riskcontrol.bandits.lowrank import fit_logistic_factors, select_rank_cv
-from sklearn_riskcontrol.bandits import accuracy_curve, budget_to_reach
 
 from _common import met  # benchmarks/ is on sys.path when run as a script
 

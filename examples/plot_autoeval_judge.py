@@ -39,8 +39,9 @@ from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 
 from sklearn_riskcontrol import RiskControlWarning
-from sklearn_riskcontrol.autoeval import RAutoEvalPlus, RiskControlledModelSelector
 from sklearn_riskcontrol.autoeval import (
+    RAutoEvalPlus,
+    RiskControlledModelSelector,
     rautoeval_confidence_interval,
     rautoeval_select,
     rautoeval_test,

@@ -30,10 +30,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from sklearn_riskcontrol.bandits import (
-    PULSE,
-    UCBE,
+    BestModelSelector,
     LowRankScoreCompleter,
     NaivePooling,
+    PULSE,
+    UCBE,
     budget_to_reach,
     make_score_matrix,
 )
@@ -147,7 +148,6 @@ from sklearn.naive_bayes import GaussianNB
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.tree import DecisionTreeClassifier
 
-from sklearn_riskcontrol.bandits import BestModelSelector
 
 X, y = load_digits(return_X_y=True)
 X_fit, X_pool, y_fit, y_pool = train_test_split(X, y, test_size=0.5, random_state=0)

@@ -34,9 +34,9 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from sklearn_riskcontrol.datasets import load_letter
-from sklearn_riskcontrol.online import oracle_threshold
 from sklearn_riskcontrol.online import (
     SemiBanditPredictionSet,
+    oracle_threshold,
     simulate_monitored,
     simulate_thresholds,
 )

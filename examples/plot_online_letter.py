@@ -40,13 +40,15 @@ from sklearn.preprocessing import StandardScaler
 
 from sklearn_riskcontrol.datasets import load_letter
 from sklearn_riskcontrol.online import (
+    SemiBanditPredictionSet,
     average_set_size,
     coverage_rate,
     cumulative_regret,
+    make_learner,
     oracle_threshold,
+    simulate_thresholds,
     undercoverage_count,
 )
-from sklearn_riskcontrol.online import SemiBanditPredictionSet, make_learner, simulate_thresholds
 from sklearn_riskcontrol.plotting import plot_coverage, plot_regret, plot_set_size, plot_thresholds
 
 X, y = load_letter(return_X_y=True)

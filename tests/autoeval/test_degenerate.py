@@ -14,14 +14,16 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LinearRegression, LogisticRegression
 
 from sklearn_riskcontrol import autoeval, studies, RiskControlWarning
-from sklearn_riskcontrol.autoeval import RAutoEvalPlus, RiskControlledModelSelector, _arrays as array_autoeval
-from sklearn_riskcontrol.evalues import betting
 from sklearn_riskcontrol.autoeval import (
+    RAutoEvalPlus,
+    RiskControlledModelSelector,
+    _arrays as array_autoeval,
     effective_observations,
     rautoeval_confidence_interval,
     rautoeval_select,
     rautoeval_test,
 )
+from sklearn_riskcontrol.evalues import betting
 from sklearn_riskcontrol.evalues.betting import FixedBet
 from sklearn_riskcontrol.risks import make_risk
 

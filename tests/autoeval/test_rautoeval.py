@@ -7,8 +7,8 @@ import pytest
 
 from _monte_carlo import slack
 from sklearn_riskcontrol import RiskControlWarning
-from sklearn_riskcontrol.autoeval import _arrays as A
 from sklearn_riskcontrol.autoeval import (
+    _arrays as A,
     effective_observations,
     rautoeval_confidence_interval,
     rautoeval_select,

@@ -4,13 +4,13 @@ import numpy as np
 import pytest
 
 from sklearn_riskcontrol.bandits import (
-    PULSE,
-    UCBELRF,
     LowRankScoreCompleter,
     NaivePooling,
+    PULSE,
+    UCBELRF,
+    _pulse,
     make_score_matrix,
 )
-from sklearn_riskcontrol.bandits import _pulse
 from sklearn_riskcontrol.bandits.lowrank import (
     fit_logistic_factors,
     one_se_choice,

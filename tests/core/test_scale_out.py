@@ -16,15 +16,14 @@ from sklearn.tree import DecisionTreeClassifier
 from sklearn_riskcontrol.autoeval import (
     RAutoEvalPlus,
     RiskControlledModelSelector,
+    rautoeval_select,
 )
-from sklearn_riskcontrol import RiskControlWarning
+from sklearn_riskcontrol import RiskControlWarning, _parallel, _wrapping
 from sklearn_riskcontrol.selective import (
     SCoREMDR,
     SCoRESDR,
 )
-from sklearn_riskcontrol import _parallel, _wrapping
 from sklearn_riskcontrol._wrapping import chunked_call
-from sklearn_riskcontrol.autoeval import rautoeval_select
 from sklearn_riskcontrol.studies import monte_carlo, validity_study
 
 BACKENDS = ["loky", "threading", "multiprocessing"]

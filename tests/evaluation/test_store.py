@@ -29,6 +29,7 @@ from sklearn_riskcontrol.evaluation import (
     CallableOracle,
     CostBudgetReached,
     EvaluationError,
+    EvaluationRecord,
     EvaluationStore,
     MatrixOracle,
     SQLiteStore,
@@ -38,7 +39,6 @@ from sklearn_riskcontrol.evaluation._store import (
     RateLimiter,
     as_store,
 )
-from sklearn_riskcontrol.evaluation import EvaluationRecord
 
 
 def _matrix(m=6, n=80, seed=0):

@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from sklearn_riskcontrol.online import simulate_thresholds
 from sklearn_riskcontrol.online import (
     average_set_size,
     coverage_rate,
     cumulative_regret,
     oracle_threshold,
+    simulate_thresholds,
 )
 from sklearn_riskcontrol.plotting import plot_coverage, plot_regret, plot_set_size, plot_thresholds
 from sklearn_riskcontrol.plotting._common import MATPLOTLIB_MISSING

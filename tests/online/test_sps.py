@@ -18,23 +18,21 @@ import pytest
 from scipy import stats
 
 from sklearn_riskcontrol.online import (
-    STRATEGIES,
     ACILearner,
     DLRLearner,
     ETCLearner,
     GreedyLearner,
     SPSLearner,
-    make_learner,
-    simulate_thresholds,
-)
-from sklearn_riskcontrol.online._learners import _SortedMultiset
-from sklearn_riskcontrol.online import (
+    STRATEGIES,
     average_set_size,
     coverage_rate,
     cumulative_regret,
+    make_learner,
     oracle_threshold,
+    simulate_thresholds,
     undercoverage_count,
 )
+from sklearn_riskcontrol.online._learners import _SortedMultiset
 
 # -- direct implementations of the spec (slow, for exactness checks) ----------------------------
 

@@ -17,11 +17,15 @@ from sklearn.utils.estimator_checks import (
 
 from _models import within_one
 from sklearn_riskcontrol.bandits import (
+    BestModelSelector,
+    FilledSubset,
+    LowRankScoreCompleter,
+    NaivePooling,
     PULSE,
     UCBE,
     UCBELRF,
-    BestModelSelector,
-    LowRankScoreCompleter,
+    UniformLRF,
+    UniformSampling,
 )
 from sklearn_riskcontrol.selective import (
     ConcentrationMDR,
@@ -31,12 +35,6 @@ from sklearn_riskcontrol.selective import (
 )
 from sklearn_riskcontrol.online import SemiBanditPredictionSet
 from sklearn_riskcontrol.evaluation import CallableOracle
-from sklearn_riskcontrol.bandits import (
-    FilledSubset,
-    NaivePooling,
-    UniformLRF,
-    UniformSampling,
-)
 from sklearn_riskcontrol.risks import make_risk
 
 

@@ -10,19 +10,20 @@ import pytest
 from scipy.stats import binom
 from sklearn.base import clone
 
-from sklearn_riskcontrol.selective import ConcentrationMDR, ConcentrationSDR, concentration_threshold
+from sklearn_riskcontrol.selective import (
+    ConcentrationMDR,
+    ConcentrationSDR,
+    concentration_threshold,
+    threshold_pvalues,
+    wsr_pvalues,
+)
 from sklearn_riskcontrol import RiskControlWarning
-from sklearn_riskcontrol.evalues.testing import bonferroni, fixed_sequence
+from sklearn_riskcontrol.evalues.testing import bonferroni, fallback, fixed_sequence
 from sklearn_riskcontrol.evalues.betting import betting_eprocess
 from sklearn_riskcontrol.evalues.ltt import (
     binomial_pvalues,
     hb_pvalues,
     hoeffding_pvalues,
-)
-from sklearn_riskcontrol.evalues.testing import fallback
-from sklearn_riskcontrol.selective import (
-    threshold_pvalues,
-    wsr_pvalues,
 )
 
 DELTA = 0.1

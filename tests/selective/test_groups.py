@@ -18,11 +18,13 @@ from sklearn_riskcontrol.selective import (
     ConcentrationSDR,
     SCoREMDR,
     SCoRESDR,
+    concentration_threshold,
+    mdr_decisions,
+    sdr_evalues,
 )
 from sklearn_riskcontrol import RiskControlWarning
 from sklearn_riskcontrol._validation import check_random_state
 from sklearn_riskcontrol.evalues.testing import boost_evalues, ebh
-from sklearn_riskcontrol.selective import mdr_decisions, sdr_evalues, concentration_threshold
 from sklearn_riskcontrol.risks import make_risk
 
 ESTIMATORS = [SCoREMDR, SCoRESDR, ConcentrationMDR, ConcentrationSDR]

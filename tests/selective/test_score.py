@@ -20,14 +20,18 @@ from sklearn.preprocessing import StandardScaler
 from sklearn_riskcontrol.selective import (
     ConcentrationMDR,
     ConcentrationSDR,
+    DEPLOYMENT_SCORERS,
     RewardAwareScore,
     SCoREMDR,
     SCoRESDR,
+    mdr_decisions,
+    mdr_evalues,
     pipeline_decide,
+    realized_mdr,
+    sdr_evalues,
 )
 from sklearn_riskcontrol import RiskControlWarning
 from sklearn_riskcontrol.evalues.testing import boost_evalues, ebh
-from sklearn_riskcontrol.selective import mdr_decisions, mdr_evalues, sdr_evalues, DEPLOYMENT_SCORERS, realized_mdr
 from sklearn_riskcontrol.risks import make_risk
 
 SQUARED = make_risk("squared", scale=1.0)  # the regression fixture's errors are of order 1

@@ -23,20 +23,21 @@ from _score_reference import (
     mdr_label_evalues_exact,
     sdr_evalues_exact,
 )
-from sklearn_riskcontrol.selective import SCoREMDR, SCoRESDR
+from sklearn_riskcontrol.selective import (
+    SCoREMDR,
+    SCoRESDR,
+    mdr_decisions,
+    mdr_evalues,
+    mdr_label_decisions,
+    mdr_label_evalues,
+    sdr_evalues,
+)
 from sklearn_riskcontrol import RiskControlWarning
 from sklearn_riskcontrol.risks import make_risk
 from sklearn_riskcontrol.evalues.testing import (
     bh,
     boost_evalues,
     ebh,
-)
-from sklearn_riskcontrol.selective import (
-    mdr_decisions,
-    mdr_evalues,
-    mdr_label_decisions,
-    mdr_label_evalues,
-    sdr_evalues,
 )
 
 RTOL = 1e-9
