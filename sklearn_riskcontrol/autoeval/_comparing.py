@@ -169,26 +169,19 @@ class ModelComparison(MetaEstimatorMixin, BaseEstimator):
         # is the same item (the pairing the comparison needs)
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         template = RAutoEvalPlus(None, autoevaluator=self.autoevaluator, risk=self.risk,
-                                 alpha=0.5, delta=self.delta, method=self.method,
-                                 shuffle=self.shuffle, random_state=seed)
+                                 method=self.method, shuffle=self.shuffle, random_state=seed)
         judge_labels = (None if self.method == "eval" or self.autoevaluator is None
                         else raw_judge_labels(self.autoevaluator, X, None))
-        testers = [_fit_one(template, m, X, y, judge_labels) for m in models]
-        first = testers[0]
-        self.method_ = first.method_
-        self.loss_labeled_ = np.column_stack([t.loss_labeled_ for t in testers])
-        judge = self.method_ != "eval"
-        self.loss_judge_labeled_ = (np.column_stack([t.loss_judge_labeled_ for t in testers])
-                                    if judge else None)
-        self.loss_judge_unlabeled_ = (np.column_stack([t.loss_judge_unlabeled_ for t in testers])
-                                      if judge else None)
-        self.n_labeled_, self.n_unlabeled_ = first.n_labeled_, first.n_unlabeled_
-        if self.baseline is not None and self.baseline >= len(models):
-            raise ValueError(f"`baseline` must be a model index in 0..{len(models) - 1}; got "
-                             f"{self.baseline}.")
-        tables = (self.loss_labeled_, self.loss_judge_labeled_, self.loss_judge_unlabeled_)
+        losses = [_losses_of(template, m, X, y, judge_labels) for m in models]
+        self.loss_labeled_, self.loss_judge_labeled_, self.loss_judge_unlabeled_ = (
+            None if parts[0] is None else np.column_stack(parts) for parts in zip(*losses))
+        u = self.loss_judge_unlabeled_
+        self.n_labeled_ = self.loss_labeled_.shape[0]
+        self.n_unlabeled_ = 0 if u is None else u.shape[0]
+        tables = (self.loss_labeled_, self.loss_judge_labeled_, u)
         self.result_ = rautoeval_compare(*tables, delta=self.delta, baseline=self.baseline,
-                                         margin=self.margin, method=self.method_)
+                                         margin=self.margin, method=self.method)
+        self.method_ = self.result_.method
         self.better_ = self.result_.better
         self.pvalues_ = self.result_.pvalues
         self.ranking_ = self.result_.ranking
@@ -205,8 +198,10 @@ class ModelComparison(MetaEstimatorMixin, BaseEstimator):
         return self.better_
 
 
-def _fit_one(template, model, X, y, judge_labels):
-    """A copy of ``template`` with ``estimator=model`` fitted on ``(X, y)``, the judge's labels
-    given. Not ``clone``: it would unfit the fitted models and auto-evaluator."""
+def _losses_of(template, model, X, y, judge_labels):
+    """``model``'s losses ``(labeled, judge on labeled, judge on unlabeled)`` as ``template``
+    (with ``estimator=model``) computes them, the judge's labels given, without its test. Not
+    ``clone``: it would unfit the fitted models and auto-evaluator."""
     tester = type(template)(**{**template.get_params(deep=False), "estimator": model})
-    return tester._fit(X, y, judge_labels)
+    tester._fit_losses(X, y, judge_labels)
+    return tester.loss_labeled_, tester.loss_judge_labeled_, tester.loss_judge_unlabeled_

@@ -303,14 +303,7 @@ class RAutoEvalPlus(DelegatesToModel, MetaEstimatorMixin, BaseEstimator):
         """``fit``, optionally with the auto-evaluator's raw labels of every row of ``X``
         (``judge_labels``, used only when the auto-evaluator is already fitted): the model
         selector computes them once for all candidates instead of once per candidate."""
-        X, y = self._check_fit_inputs(X, y)
-        rng = check_random_state(self.random_state)
-        self.risk_ = make_risk(self.risk)
-        classification = is_classification(self.estimator, y)
-        idx_lab, idx_unl = self._models_and_rows(X, y, classification, rng)
-        if judge_labels is not None and needs_fitting(self.autoevaluator):
-            judge_labels = None  # labels of the unfitted template: this fit's judge differs
-        pred_lab = self._losses(X, y, idx_lab, idx_unl, classification, judge_labels)
+        X, y, classification, pred_lab = self._fit_losses(X, y, judge_labels)
         all_wrong = (_all_wrong_message(f"(all {self.loss_labeled_.size})")
                      if np.all(self.loss_labeled_ >= 1.0) else None)
         result, notes = self._test(all_wrong)
@@ -319,6 +312,21 @@ class RAutoEvalPlus(DelegatesToModel, MetaEstimatorMixin, BaseEstimator):
         if self.verbose:
             self._report()
         return self
+
+    def _fit_losses(self, X, y, judge_labels=None):
+        """The first half of ``fit``: the fitted models, the rows in processing order and the
+        losses ``loss_labeled_``, ``loss_judge_labeled_``, ``loss_judge_unlabeled_`` (no test;
+        :class:`ModelComparison` stops here). Returns the checked ``X``, ``y``, whether the
+        task is classification and the model's predictions on the labeled rows."""
+        X, y = self._check_fit_inputs(X, y)
+        rng = check_random_state(self.random_state)
+        self.risk_ = make_risk(self.risk)
+        classification = is_classification(self.estimator, y)
+        idx_lab, idx_unl = self._models_and_rows(X, y, classification, rng)
+        if judge_labels is not None and needs_fitting(self.autoevaluator):
+            judge_labels = None  # labels of the unfitted template: this fit's judge differs
+        pred_lab = self._losses(X, y, idx_lab, idx_unl, classification, judge_labels)
+        return X, y, classification, pred_lab
 
     def _check_fit_inputs(self, X, y):
         """``X`` as indexable rows and ``y`` as a 1-d array of the same length."""
