@@ -200,6 +200,13 @@ def rautoeval_difference_interval(
     )
 
 
+def _pair_test(tables, a, b, alpha, delta, method, options):
+    """:func:`rautoeval_test` of ``H0: risk(a) - risk(b) >= 1 - 2 alpha`` on the paired losses
+    of columns ``a`` and ``b`` of the checked ``tables`` ``(h, g, u)``."""
+    return rautoeval_test(*(_paired(t, a, b) for t in tables), alpha=alpha, delta=delta,
+                          method=method, **options)
+
+
 def _paired_alpha(margin):
     margin = check_number(margin, "margin")
     if not -1.0 < margin < 1.0:
@@ -292,8 +299,7 @@ def rautoeval_difference_test(
     """
     alpha = _paired_alpha(margin)
     h, g, u = _tables(loss_labeled, loss_judge_labeled, loss_judge_unlabeled, k=2)
-    res = rautoeval_test(_paired(h, 0, 1), _paired(g, 0, 1), _paired(u, 0, 1), alpha=alpha,
-                         delta=delta, method=method, **options)
+    res = _pair_test((h, g, u), 0, 1, alpha, delta, method, options)
     return DifferenceTestResult(certified=bool(res.certified), pvalue=float(res.pvalue),
                                 margin=float(margin), delta=float(res.delta),
                                 method=res.method, result=res)
@@ -394,7 +400,7 @@ def rautoeval_compare(
     [(0, 1), (0, 2)]
     """
     delta = check_level(delta, "delta")
-    _paired_alpha(margin)
+    alpha = _paired_alpha(margin)
     h, g, u = _tables(loss_labeled, loss_judge_labeled, loss_judge_unlabeled)
     k = h.shape[1]
     if k < 2:
@@ -409,10 +415,8 @@ def rautoeval_compare(
         pairs = [(i, j) for i in range(k) for j in range(k) if i != j]
     pvalues = np.full((k, k), np.nan)
     run_method = method
-    for i, j in pairs:
-        res = rautoeval_difference_test(h[:, [i, j]], None if g is None else g[:, [i, j]],
-                                        None if u is None else u[:, [i, j]], delta=delta,
-                                        margin=margin, method=method, **options)
+    for i, j in pairs:  # the tables are checked once, above
+        res = _pair_test((h, g, u), i, j, alpha, delta, method, options)
         pvalues[i, j], run_method = res.pvalue, res.method
     rows, cols = np.array(pairs).T
     better = np.zeros((k, k), dtype=bool)
