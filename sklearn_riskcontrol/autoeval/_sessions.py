@@ -1292,15 +1292,16 @@ class ComparisonSession(_Session):
         >>> s.add([[0, 1], [0, 1], [1, 1]], example_ids=["q1", "q2", "q3"]).decision
         'continue'
         """
-        H = _check_batch(np.asarray(loss_labeled, dtype=float).T, "loss_labeled", 2, table=True)
+        # the array layer's table check (shape (b, 2), losses in [0, 1]), then the sessions'
+        # (K, b) layout
+        H = _loss_columns(loss_labeled, "loss_labeled", 2)
         G = None
         if self._run_method != "eval":
             if loss_judge_labeled is None:
                 raise ValueError("`loss_judge_labeled` is required with method='plus' or "
                                  "'autoeval'.")
-            G = _check_batch(np.asarray(loss_judge_labeled, dtype=float).T,
-                             "loss_judge_labeled", 2, b=H.shape[1], table=True)
-        self._add_rows(H, G, example_ids)
+            G = _loss_columns(loss_judge_labeled, "loss_judge_labeled", 2, rows=H.shape[0]).T
+        self._add_rows(H.T, G, example_ids)
         return self.status_
 
     @property
