@@ -100,24 +100,13 @@ def add_parser(subparsers):
             "probability 1 - delta jointly; the cheapest certified one is selected."
         ),
     )
-    s.add_argument("--labeled", required=True,
-                   help="CSV of true-label losses: one column per candidate, one row per example")
-    s.add_argument("--judge-labeled", default=None,
-                   help="CSV of judge losses on the same examples (same columns)")
-    s.add_argument("--unlabeled", default=None,
-                   help="CSV of judge losses on unlabeled examples (same columns)")
+    _loss_table_options(s, "candidate")
     s.add_argument("--procedure", choices=["fst", "bonferroni"], default="fst",
                    help="fst: in column order, stop at the first failure (default); bonferroni")
     s.add_argument("--cost", default=None,
                    help="comma-separated costs, one per candidate column (e.g. model sizes); "
                         "default: the last certified candidate in column order")
     s.add_argument("--n-jobs", type=int, default=None, help="candidates tested in parallel")
-    add_long_options(s, "candidate", "loss")
-    s.add_argument("--loss-column", default="loss",
-                   help="long tables: true-label losses in --labeled (default: loss)")
-    s.add_argument("--judge-column", default="judge_loss",
-                   help="long tables: judge losses in --judge-labeled and --unlabeled, or in "
-                        "--labeled when --judge-labeled is omitted (default: judge_loss)")
     _common(s)
 
     m = sub.add_parser(
@@ -129,25 +118,31 @@ def add_parser(subparsers):
             "the (1 - delta) interval for risk(A) - risk(B) is printed too."
         ),
     )
-    m.add_argument("--labeled", required=True,
-                   help="CSV of true-label losses: one column per model, one row per example")
-    m.add_argument("--judge-labeled", default=None,
-                   help="CSV of judge losses on the same examples (same columns)")
-    m.add_argument("--unlabeled", default=None,
-                   help="CSV of judge losses on unlabeled examples (same columns)")
+    _loss_table_options(m, "model")
     m.add_argument("--baseline", default=None, metavar="MODEL",
                    help="compare each model with this one only (a model column name)")
     m.add_argument("--margin", type=float, default=0.0,
                    help="certify risk(A) < risk(B) - margin; negative: non-inferiority "
                         "(default: 0)")
-    add_long_options(m, "model", "loss")
-    m.add_argument("--loss-column", default="loss",
-                   help="long tables: true-label losses in --labeled (default: loss)")
-    m.add_argument("--judge-column", default="judge_loss",
-                   help="long tables: judge losses in --judge-labeled and --unlabeled, or in "
-                        "--labeled when --judge-labeled is omitted (default: judge_loss)")
     _common(m, alpha=False)
     return p
+
+
+def _loss_table_options(p, noun):
+    """The loss tables of ``select`` and ``compare`` (read by :func:`_loss_tables`): wide files,
+    one column per ``noun``, or long files."""
+    p.add_argument("--labeled", required=True,
+                   help=f"CSV of true-label losses: one column per {noun}, one row per example")
+    p.add_argument("--judge-labeled", default=None,
+                   help="CSV of judge losses on the same examples (same columns)")
+    p.add_argument("--unlabeled", default=None,
+                   help="CSV of judge losses on unlabeled examples (same columns)")
+    add_long_options(p, noun, "loss")
+    p.add_argument("--loss-column", default="loss",
+                   help="long tables: true-label losses in --labeled (default: loss)")
+    p.add_argument("--judge-column", default="judge_loss",
+                   help="long tables: judge losses in --judge-labeled and --unlabeled, or in "
+                        "--labeled when --judge-labeled is omitted (default: judge_loss)")
 
 
 def _common(p, alpha=True):
