@@ -338,6 +338,9 @@ def rautoeval_test(
     rho_grid: ArrayLike | None = None,
     rho_prior: ArrayLike | None = None,
     early_stopping: bool = False,
+    groups_labeled: ArrayLike | None = None,
+    groups_unlabeled: ArrayLike | None = None,
+    max_group_size: float | None = None,
 ) -> RAutoEvalResult:
     """Certify ``risk <= alpha`` with R-Eval, R-AutoEval or R-AutoEval+ (testing by betting).
 
@@ -382,6 +385,21 @@ def rautoeval_test(
         arrays of the result end there and the p-value uses the rounds processed (it is then
         at most ``delta``, but not the smallest p-value all ``n`` labels would give). Without
         a crossing all rounds run.
+    groups_labeled : array-like of shape (n,), default=None
+        Cluster id of each labeled row (the document of a question, the conversation of a
+        turn). The clusters, not the rows, are then the independent draws and the rounds of
+        the test, in the order of their first row (shuffle the clusters, not the rows); the
+        risk tested is still the item-level ``R = E[loss sum of a cluster] / E[cluster size]``.
+        Each cluster gives ``alpha + (S_c - alpha M_c) / M_max`` (``S_c`` its loss sum, ``M_c``
+        its size), whose mean exceeds ``alpha`` exactly when ``R`` does. Rows of a cluster
+        treated as independent can certify far more often than ``delta`` (24.7% at
+        ``delta = 0.1`` with 40 documents of 25 questions; 0% with ``groups_labeled``).
+    groups_unlabeled : array-like of shape (N,), default=None
+        Cluster id of each unlabeled row (required with ``groups_labeled`` and unlabeled rows).
+    max_group_size : float, default=None
+        ``M_max``, a bound on every cluster's size fixed before the losses are seen; default:
+        the largest cluster of the labeled and unlabeled rows (the sizes are known before any
+        label, so this keeps the guarantee).
 
     Returns
     -------
@@ -416,6 +434,12 @@ def rautoeval_test(
     >>> res.stopping_index + 1, ev.stopping_index + 1
     (56, 66)
     """
+    if groups_labeled is not None:  # clusters are the draws (issue 27)
+        from ._clusters import clustered_losses
+
+        loss_labeled, loss_judge_labeled, loss_judge_unlabeled = clustered_losses(
+            check_level(alpha, "alpha"), loss_labeled, loss_judge_labeled,
+            loss_judge_unlabeled, groups_labeled, groups_unlabeled, max_group_size)
     q, rho, log_prior, alpha, delta, strategy, run_method, r, h = _prepare(
         loss_labeled, loss_judge_labeled, loss_judge_unlabeled, alpha, delta, method, betting,
         n_rho, rho_grid, rho_prior,
@@ -956,6 +980,9 @@ def rautoeval_confidence_interval(
     split: float = 0.5,
     tol: float = 1e-6,
     construction: str = "plugin",
+    groups_labeled: ArrayLike | None = None,
+    groups_unlabeled: ArrayLike | None = None,
+    max_group_size: float | None = None,
 ) -> RiskConfidenceInterval:
     """Confidence bounds for the risk by inverting R-Eval / R-AutoEval / R-AutoEval+ tests.
 
@@ -1019,6 +1046,15 @@ def rautoeval_confidence_interval(
         ``"plugin"``: predictable reliance factor and alpha-adaptive capped bets (above);
         ``"paper"``: the paper's mixture inversion (the former default; kept to reproduce
         the paper's intervals).
+    groups_labeled, groups_unlabeled, max_group_size
+        Clustered items, as in :func:`rautoeval_test`: the bounds are on the item-level risk
+        ``R = E[S] / E[M]``, the clusters (in the order of their first row) are the draws. The
+        test at each ``alpha`` bets on ``alpha B - A`` with ``A = S + rho (Ubar - G)`` and
+        ``B = (1 - rho) M + rho Mbar``, which is nondecreasing in ``alpha``, with an
+        ``alpha``-dependent cap that keeps every wealth factor nondecreasing in ``alpha``
+        (:ref:`autoeval-clusters`); with clusters of one size it is the default construction
+        on the cluster means, so singleton clusters give the interval without groups exactly.
+        ``construction="plugin"`` only.
 
     Returns
     -------
@@ -1071,6 +1107,16 @@ def rautoeval_confidence_interval(
             "construction='plugin' uses its own variance-adaptive bets (betting='wsr'). Pass "
             "construction='paper' to invert the paper's tests with other bets."
         )
+    tables = None
+    if groups_labeled is not None:  # clusters are the draws: checked at the cluster level
+        from ._clusters import _observations_at, cluster_tables
+
+        if construction != "plugin":
+            raise ValueError("`groups_labeled` needs construction='plugin' (the default): the "
+                             "paper's construction has no clustered version.")
+        tables = cluster_tables(loss_labeled, loss_judge_labeled, loss_judge_unlabeled,
+                                groups_labeled, groups_unlabeled, max_group_size)
+        loss_labeled, loss_judge_labeled, loss_judge_unlabeled = _observations_at(0.5, tables)
     q, rho, log_prior, _, delta, strategy, run_method, _, h = _prepare(
         loss_labeled, loss_judge_labeled, loss_judge_unlabeled, 0.5, delta, method, betting,
         n_rho, rho_grid, rho_prior,
@@ -1092,8 +1138,15 @@ def rautoeval_confidence_interval(
                                    run_method)
         if run_method == "plus" and rho_grid is None:
             rho = _PLUGIN_RHO
-        high = _plugin_side(h, g, u, rho, "upper", d_up, tol)[0] if d_up > 0 else 1.0
-        low = _plugin_side(h, g, u, rho, "lower", d_lo, tol)[0] if d_lo > 0 else 0.0
+        if tables is not None:
+            from ._clusters import clustered_bound
+
+            use = run_method != "eval"
+            high = clustered_bound(tables, use, rho, "upper", d_up, tol) if d_up > 0 else 1.0
+            low = clustered_bound(tables, use, rho, "lower", d_lo, tol) if d_lo > 0 else 0.0
+        else:
+            high = _plugin_side(h, g, u, rho, "upper", d_up, tol)[0] if d_up > 0 else 1.0
+            low = _plugin_side(h, g, u, rho, "lower", d_lo, tol)[0] if d_lo > 0 else 0.0
     low = float(max(low, 0.0))
     if low > high:
         warn(
