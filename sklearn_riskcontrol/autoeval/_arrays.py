@@ -1250,6 +1250,9 @@ def rautoeval_select(
     early_stopping: bool = False,
     n_jobs: int | None = None,
     verbose: int = 0,
+    groups_labeled: ArrayLike | None = None,
+    groups_unlabeled: ArrayLike | None = None,
+    max_group_size: float | None = None,
 ) -> ModelSelectionResult:
     """Risk-controlled model selection over loss tables (one R-AutoEval+ test per candidate).
 
@@ -1284,6 +1287,9 @@ def rautoeval_select(
     verbose : int, default=0
         Report progress over the candidates (a tqdm bar in a terminal or notebook, else a line
         at about every 10% of the candidates).
+    groups_labeled, groups_unlabeled, max_group_size
+        Clustered items, as in :func:`rautoeval_test` (one cluster id per column of the
+        tables, the same for every candidate): each candidate's test runs on the clusters.
 
     Returns
     -------
@@ -1321,6 +1327,17 @@ def rautoeval_select(
                 f"`{name}` has {len(tab)} rows but `loss_labeled` has {K}: one row per "
                 "candidate is required."
             )
+    if groups_labeled is not None:  # clusters are the draws: each candidate's cluster rows
+        from ._clusters import clustered_losses
+
+        for k in range(K):
+            H[k], gk, uk = clustered_losses(
+                alpha, H[k], None if G is None else G[k], None if U is None else U[k],
+                groups_labeled, groups_unlabeled, max_group_size)
+            if G is not None:
+                G[k] = gk
+            if U is not None and uk is not None:
+                U[k] = uk
     if cost is None:
         cost_arr = -np.arange(K, dtype=float)
     else:

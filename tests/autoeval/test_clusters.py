@@ -224,3 +224,17 @@ def test_cluster_errors_name_the_argument():
     with pytest.raises(ValueError, match="without unlabeled rows"):
         rautoeval_confidence_interval(L, delta=0.1, method="eval", groups_labeled=g,
                                       groups_unlabeled=g)
+
+
+def test_select_runs_each_candidate_on_its_clusters():
+    from sklearn_riskcontrol.autoeval import rautoeval_select
+
+    rng = np.random.default_rng(9)
+    L, J, g = _documents(rng, 40)
+    _, Ju, gu = _documents(rng, 400, start=40)
+    H, Gj, U = (np.stack([x, 0.5 * x]) for x in (L, J, Ju))
+    kw = dict(groups_labeled=g, groups_unlabeled=gu)
+    sel = rautoeval_select(H, Gj, U, alpha=0.2, delta=0.1, procedure="bonferroni", **kw)
+    for k in range(2):
+        one = rautoeval_test(H[k], Gj[k], U[k], alpha=0.2, delta=0.05, **kw)
+        assert sel.pvalues[k] == one.pvalue
