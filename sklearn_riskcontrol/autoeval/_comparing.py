@@ -140,7 +140,7 @@ class ModelComparison(MetaEstimatorMixin, BaseEstimator):
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
+    def fit(self, X: ArrayLike, y: ArrayLike, groups: ArrayLike | None = None) -> Self:
         """Compute every model's losses on the rows of ``X`` and compare them.
 
         Parameters
@@ -149,6 +149,10 @@ class ModelComparison(MetaEstimatorMixin, BaseEstimator):
             Labeled and unlabeled rows together.
         y : array-like of shape (n_samples,)
             True labels; ``-1`` (classification) or NaN (regression) marks an unlabeled row.
+        groups : array-like of shape (n_samples,), default=None
+            Cluster id of every row, labeled and unlabeled: the clusters are the draws and the
+            comparison is of the item-level risks (paired losses per item, then cluster sums;
+            see :ref:`autoeval-clusters`). ``shuffle`` shuffles the clusters.
 
         Returns
         -------
@@ -172,15 +176,19 @@ class ModelComparison(MetaEstimatorMixin, BaseEstimator):
                                  method=self.method, shuffle=self.shuffle, random_state=seed)
         judge_labels = (None if self.method == "eval" or self.autoevaluator is None
                         else raw_judge_labels(self.autoevaluator, X, None))
-        losses = [_losses_of(template, m, X, y, judge_labels) for m in models]
+        losses = [_losses_of(template, m, X, y, judge_labels, groups) for m in models]
+        self.groups_labeled_, self.groups_unlabeled_ = losses[0][3:]
+        columns = list(zip(*losses))[:3]
         self.loss_labeled_, self.loss_judge_labeled_, self.loss_judge_unlabeled_ = (
-            None if parts[0] is None else np.column_stack(parts) for parts in zip(*losses))
+            None if parts[0] is None else np.column_stack(parts) for parts in columns)
+        clusters = {} if groups is None else dict(groups_labeled=self.groups_labeled_,
+                                                  groups_unlabeled=self.groups_unlabeled_)
         u = self.loss_judge_unlabeled_
         self.n_labeled_ = self.loss_labeled_.shape[0]
         self.n_unlabeled_ = 0 if u is None else u.shape[0]
         tables = (self.loss_labeled_, self.loss_judge_labeled_, u)
         self.result_ = rautoeval_compare(*tables, delta=self.delta, baseline=self.baseline,
-                                         margin=self.margin, method=self.method)
+                                         margin=self.margin, method=self.method, **clusters)
         self.method_ = self.result_.method
         self.better_ = self.result_.better
         self.pvalues_ = self.result_.pvalues
@@ -188,7 +196,7 @@ class ModelComparison(MetaEstimatorMixin, BaseEstimator):
         self.mean_loss_ = self.result_.mean_loss
         self.certified_pairs_ = self.result_.certified_pairs()
         self.interval_ = (rautoeval_difference_interval(*tables, delta=self.delta,
-                                                        method=self.method_)
+                                                        method=self.method_, **clusters)
                           if len(models) == 2 else None)
         return self
 
@@ -198,10 +206,11 @@ class ModelComparison(MetaEstimatorMixin, BaseEstimator):
         return self.better_
 
 
-def _losses_of(template, model, X, y, judge_labels):
+def _losses_of(template, model, X, y, judge_labels, groups=None):
     """``model``'s losses ``(labeled, judge on labeled, judge on unlabeled)`` as ``template``
     (with ``estimator=model``) computes them, the judge's labels given, without its test. Not
     ``clone``: it would unfit the fitted models and auto-evaluator."""
     tester = type(template)(**{**template.get_params(deep=False), "estimator": model})
-    tester._fit_losses(X, y, judge_labels)
-    return tester.loss_labeled_, tester.loss_judge_labeled_, tester.loss_judge_unlabeled_
+    tester._fit_losses(X, y, judge_labels, groups)
+    return (tester.loss_labeled_, tester.loss_judge_labeled_, tester.loss_judge_unlabeled_,
+            tester.groups_labeled_, tester.groups_unlabeled_)

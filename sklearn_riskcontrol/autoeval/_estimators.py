@@ -265,7 +265,7 @@ class RAutoEvalPlus(DelegatesToModel, MetaEstimatorMixin, BaseEstimator):
 
     # -- fitting -------------------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
+    def fit(self, X: ArrayLike, y: ArrayLike, groups: ArrayLike | None = None) -> Self:
         """Compute the losses of labeled and unlabeled rows and run the test.
 
         Parameters
@@ -277,6 +277,14 @@ class RAutoEvalPlus(DelegatesToModel, MetaEstimatorMixin, BaseEstimator):
             :class:`sklearn.semi_supervised.SelfTrainingClassifier`) or NaN (regression). A
             missing value in an object ``y`` (None, NaN or ``pandas.NA``, e.g. from a pandas
             column with gaps) also marks an unlabeled row, for classes and regression alike.
+        groups : array-like of shape (n_samples,), default=None
+            Cluster id of every row, labeled and unlabeled (the document of a question): the
+            clusters are then the independent draws and the test is on the item-level risk,
+            as ``groups_labeled`` / ``groups_unlabeled`` of
+            :func:`~sklearn_riskcontrol.autoeval.rautoeval_test` (see :ref:`autoeval-clusters`).
+            A cluster must be wholly labeled or wholly unlabeled. ``shuffle`` then shuffles
+            the clusters (not the rows), and a fitting split of the labeled rows keeps each
+            cluster on one side.
 
         Returns
         -------
@@ -297,13 +305,13 @@ class RAutoEvalPlus(DelegatesToModel, MetaEstimatorMixin, BaseEstimator):
             - there is no unlabeled row (the method reduces to R-Eval), or too few labeled
               rows for any test at this ``delta``.
         """
-        return self._fit(X, y)
+        return self._fit(X, y, groups=groups)
 
-    def _fit(self, X, y, judge_labels=None):
+    def _fit(self, X, y, judge_labels=None, groups=None):
         """``fit``, optionally with the auto-evaluator's raw labels of every row of ``X``
         (``judge_labels``, used only when the auto-evaluator is already fitted): the model
         selector computes them once for all candidates instead of once per candidate."""
-        X, y, classification, pred_lab = self._fit_losses(X, y, judge_labels)
+        X, y, classification, pred_lab = self._fit_losses(X, y, judge_labels, groups)
         all_wrong = (_all_wrong_message(f"(all {self.loss_labeled_.size})")
                      if np.all(self.loss_labeled_ >= 1.0) else None)
         result, notes = self._test(all_wrong)
@@ -313,7 +321,7 @@ class RAutoEvalPlus(DelegatesToModel, MetaEstimatorMixin, BaseEstimator):
             self._report()
         return self
 
-    def _fit_losses(self, X, y, judge_labels=None):
+    def _fit_losses(self, X, y, judge_labels=None, groups=None):
         """The first half of ``fit``: the fitted models, the rows in processing order and the
         losses ``loss_labeled_``, ``loss_judge_labeled_``, ``loss_judge_unlabeled_`` (no test;
         :class:`ModelComparison` stops here). Returns the checked ``X``, ``y``, whether the
@@ -322,7 +330,14 @@ class RAutoEvalPlus(DelegatesToModel, MetaEstimatorMixin, BaseEstimator):
         rng = check_random_state(self.random_state)
         self.risk_ = make_risk(self.risk)
         classification = is_classification(self.estimator, y)
-        idx_lab, idx_unl = self._models_and_rows(X, y, classification, rng)
+        if groups is not None:
+            groups = np.asarray(groups)
+            if groups.shape != (n_rows(X),):
+                raise ValueError(f"`groups` must give one cluster id per row of X: {n_rows(X)} "
+                                 f"rows, got shape {groups.shape}.")
+        idx_lab, idx_unl = self._models_and_rows(X, y, classification, rng, groups)
+        self.groups_labeled_ = None if groups is None else groups[self.labeled_indices_]
+        self.groups_unlabeled_ = None if groups is None else groups[self.unlabeled_indices_]
         if judge_labels is not None and needs_fitting(self.autoevaluator):
             judge_labels = None  # labels of the unfitted template: this fit's judge differs
         pred_lab = self._losses(X, y, idx_lab, idx_unl, classification, judge_labels)
@@ -353,7 +368,7 @@ class RAutoEvalPlus(DelegatesToModel, MetaEstimatorMixin, BaseEstimator):
             raise ValueError("`X` is empty: at least one labeled row is required.")
         return X, y
 
-    def _models_and_rows(self, X, y, classification, rng):
+    def _models_and_rows(self, X, y, classification, rng, groups=None):
         """Set ``estimator_``, ``autoevaluator_`` (fitting clones of unfitted ones on a split of
         the labeled rows), ``labeled_indices_`` and ``unlabeled_indices_`` (shuffled when
         ``shuffle``); return the labeled and unlabeled row indices."""
@@ -362,9 +377,7 @@ class RAutoEvalPlus(DelegatesToModel, MetaEstimatorMixin, BaseEstimator):
                                                   "the test needs human-labeled rows")
         model, judge = self.estimator, self.autoevaluator if uses_judge else None
         if needs_fitting(model) or needs_fitting(judge):
-            idx_train, idx_lab = train_test_split(
-                idx_lab, test_size=self.calib_size, random_state=rng
-            )
+            idx_train, idx_lab = _split_rows(idx_lab, groups, self.calib_size, rng)
             if len(idx_train) == 0 or len(idx_lab) == 0:
                 raise ValueError(
                     f"Cannot split {idx_lab.size + len(idx_train)} labeled rows into a fitting "
@@ -385,10 +398,13 @@ class RAutoEvalPlus(DelegatesToModel, MetaEstimatorMixin, BaseEstimator):
                 )
         self.estimator_ = model
         self.autoevaluator_ = judge
-        if self.shuffle:
+        if self.shuffle and groups is not None:  # clusters are the draws: shuffle them
+            idx_lab, idx_unl = _shuffle_clusters(idx_lab, groups, rng), \
+                _shuffle_clusters(idx_unl, groups, rng)
+        elif self.shuffle:
             idx_lab = rng.permutation(idx_lab)
             idx_unl = rng.permutation(idx_unl)
-        if uses_judge and 0 < idx_unl.size < idx_lab.size:
+        if uses_judge and 0 < idx_unl.size < idx_lab.size and groups is None:
             raise ValueError(
                 f"{idx_unl.size} unlabeled rows for {idx_lab.size} labeled ones: the "
                 "auto-evaluator's losses are averaged in blocks of r = floor(n_unlabeled / "
@@ -426,6 +442,7 @@ class RAutoEvalPlus(DelegatesToModel, MetaEstimatorMixin, BaseEstimator):
                 alpha=self.alpha, delta=self.delta, method=self.method,
                 betting=self.betting, n_rho=self.n_rho, rho_grid=self.rho_grid,
                 rho_prior=self.rho_prior, early_stopping=self.early_stopping,
+                **self._group_options(),
             )
         notes = []
         for w in caught:
@@ -435,6 +452,14 @@ class RAutoEvalPlus(DelegatesToModel, MetaEstimatorMixin, BaseEstimator):
             else:  # pragma: no cover - pass other warnings on
                 warn(str(w.message), category=w.category)
         return result, notes
+
+    def _group_options(self):
+        """``groups_labeled`` / ``groups_unlabeled`` for the array functions (none without
+        ``groups``)."""
+        if getattr(self, "groups_labeled_", None) is None:
+            return {}
+        return dict(groups_labeled=self.groups_labeled_,
+                    groups_unlabeled=self.groups_unlabeled_)
 
     def _store_result(self, result, X):
         self.result_ = result
@@ -615,6 +640,7 @@ class RAutoEvalPlus(DelegatesToModel, MetaEstimatorMixin, BaseEstimator):
             self.loss_labeled_, self.loss_judge_labeled_, self.loss_judge_unlabeled_,
             delta=delta, side=side, method=self.method_, betting=betting, n_rho=self.n_rho,
             rho_grid=self.rho_grid, rho_prior=self.rho_prior, tol=tol, construction=construction,
+            **self._group_options(),
         )
 
     # -- delegation ----------------------------------------------------------------------------
@@ -678,7 +704,28 @@ def _shared_judge_labels(tester, X):
     return labels
 
 
-def _run_tester(candidate, tester, level, X, y, judge_labels=None, sent=None):
+def _split_rows(idx, groups, calib_size, rng):
+    """``(fitting rows, test rows)`` of the labeled rows ``idx``; with ``groups``, whole
+    clusters go to one side (a cluster split between them would tie the test to the fit)."""
+    if groups is None:
+        return train_test_split(idx, test_size=calib_size, random_state=rng)
+    ids = np.unique(groups[idx])
+    if ids.size < 2:
+        return idx[:0], idx
+    fit_ids, _ = train_test_split(ids, test_size=calib_size, random_state=rng)
+    on_fit = np.isin(groups[idx], fit_ids)
+    return idx[on_fit], idx[~on_fit]
+
+
+def _shuffle_clusters(idx, groups, rng):
+    """The rows ``idx`` ordered by a random order of their clusters (rows of a cluster kept in
+    their order): clusters are the draws, and shuffling rows would put large clusters first."""
+    _, codes = np.unique(groups[idx], return_inverse=True)
+    rank = rng.permutation(int(codes.max()) + 1) if idx.size else np.zeros(0, dtype=int)
+    return idx[np.argsort(rank[codes.ravel()], kind="stable")]
+
+
+def _run_tester(candidate, tester, level, X, y, judge_labels=None, sent=None, groups=None):
     """One candidate's test: (fitted tester in a ``Parcel``, or None; p-value).
     Warnings are summarised later. ``sent``: the dict the parcels a worker sends share.
 
@@ -691,14 +738,15 @@ def _run_tester(candidate, tester, level, X, y, judge_labels=None, sent=None):
             params = {**tester.get_params(deep=False), "estimator": candidate, "delta": level}
             fitted = type(tester)(**params)
             if judge_labels is None:
-                fitted.fit(X, y)
+                fitted.fit(X, y, groups=groups)
             else:
                 fitted._validate_params()
-                fitted._fit(X, y, judge_labels)
+                fitted._fit(X, y, judge_labels, groups)
             parcel = Parcel(fitted, {} if sent is None else sent, candidate=candidate,
                             autoevaluator=params.get("autoevaluator"))
             return parcel, float(fitted.pvalue_)
-        p = tester(candidate, X, y, delta=level)
+        p = (tester(candidate, X, y, delta=level) if groups is None
+             else tester(candidate, X, y, delta=level, groups=groups))
     if isinstance(p, bool) or not isinstance(p, numbers.Real) or not (0.0 <= p <= 1.0):
         raise ValueError(f"A callable `tester` must return a p-value in [0, 1]; got {show(p)}.")
     return None, float(p)
@@ -896,7 +944,7 @@ class RiskControlledModelSelector(DelegatesToModel, MetaEstimatorMixin, BaseEsti
         return order.astype(int)
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
+    def fit(self, X: ArrayLike, y: ArrayLike, groups: ArrayLike | None = None) -> Self:
         """Test every candidate (FST: until the first failure) and select one.
 
         Parameters
@@ -905,6 +953,10 @@ class RiskControlledModelSelector(DelegatesToModel, MetaEstimatorMixin, BaseEsti
         y : array-like of shape (n_samples,)
             Labels, with unlabeled rows marked ``-1`` (classes) or NaN (regression), as for
             :class:`RAutoEvalPlus`.
+        groups : array-like of shape (n_samples,), default=None
+            Cluster id of every row (labeled and unlabeled), passed to each candidate's test
+            (``fit(X, y, groups=groups)`` of :class:`RAutoEvalPlus`; a callable ``tester``
+            receives ``groups=groups``): clusters are the draws, the risk is per item.
 
         Returns
         -------
@@ -930,7 +982,7 @@ class RiskControlledModelSelector(DelegatesToModel, MetaEstimatorMixin, BaseEsti
         order = self._order(K, costs)
         level = delta if self.procedure == "fst" else delta / K
         X = indexable_rows(X)
-        testers, pvalues = self._run_tests(X, y, order, level)
+        testers, pvalues = self._run_tests(X, y, order, level, groups)
         certified = self._certify(testers, pvalues, order, delta)
         self.testers_ = testers
         self.pvalues_ = pvalues
@@ -952,7 +1004,7 @@ class RiskControlledModelSelector(DelegatesToModel, MetaEstimatorMixin, BaseEsti
             return check_level(self.tester.get_params(deep=False)["delta"], "tester.delta")
         raise ValueError("A callable `tester` needs the family-wise level `delta`.")
 
-    def _run_tests(self, X, y, order, level):
+    def _run_tests(self, X, y, order, level, groups=None):
         """Each candidate's (fitted tester or None, p-value) at ``level``, in ``order`` (FST:
         until the first failure; untested ones keep ``None`` and NaN)."""
         K = len(self.estimators)
@@ -983,7 +1035,7 @@ class RiskControlledModelSelector(DelegatesToModel, MetaEstimatorMixin, BaseEsti
         with bar, _quiet_risk_warnings():
             # X, y and the template go once per parallel task (to each Dask worker once); tasks are
             # sized from the first candidates' cost, or all run here when too small to pay.
-            shared = (tester, level, X, y, _shared_judge_labels(tester, X), {})
+            shared = (tester, level, X, y, _shared_judge_labels(tester, X), {}, groups)
             run_units(_run_tester, [(self.estimators[k],) for k in order], shared,
                       n_jobs=self.n_jobs, each=record, may_stop=self.procedure == "fst")
         return testers, pvalues
