@@ -72,6 +72,7 @@ from ._arrays import (
 )
 from ..evalues.betting import WSR, FixedBet, UniversalPortfolio, _logsumexp, _resolve_betting, _run
 from ..evalues.testing import bonferroni, fixed_sequence
+from ._clusters import cluster_observations, cluster_sums
 from ._compare import _columns as _loss_columns
 from ._compare import _paired
 from .._typing import FloatArray
@@ -574,6 +575,24 @@ def _setup(pools, alpha, delta, max_labels, method, betting, n_rho, rho_grid, rh
     return alpha, delta, strategy, max_labels, checked, run_method, rho, log_prior, config
 
 
+def _cluster_pool(u, groups_unlabeled, max_group_size, name):
+    """``(max_group_size, (sums, sizes) of the unlabeled clusters or None)`` of a clustered
+    session's pool of item losses ``u`` (None or empty: no pool)."""
+    max_group_size = float(check_number(max_group_size, "max_group_size", minimum=1))
+    if u is None or np.size(u) == 0:
+        return max_group_size, None
+    if groups_unlabeled is None:
+        raise ValueError("`groups_unlabeled` (the cluster id of each unlabeled row) is required "
+                         "with `max_group_size` and an unlabeled pool: its clusters are the "
+                         "unlabeled draws.")
+    Su, Mu, _ = cluster_sums(u, groups_unlabeled, name, "groups_unlabeled")
+    if Mu.max() > max_group_size:
+        raise ValueError(f"An unlabeled cluster has {int(Mu.max())} rows, more than "
+                         f"max_group_size={max_group_size:g}: pass a bound on every cluster's "
+                         "size.")
+    return max_group_size, (Su, Mu)
+
+
 def _batch_ids(example_ids, b, start):
     if example_ids is None:
         return [f"#{start + k}" for k in range(b)]
@@ -592,18 +611,27 @@ def _batch_ids(example_ids, b, start):
 class _Session:
     """Labels of ``K`` candidates with a durable log (columns ``label[k]`` and ``judge[k]``)."""
 
+    _max_group_size = None  # clustered sessions: the bound M_max on a cluster's size
+
     def _init_common(self, store, config, K):
         self._K = K
         self._ids = []
         self._index = {}
-        self._rows = np.empty((0, 2 * K))  # [h_0..h_K-1, g_0..g_K-1]
+        # [h_0..h_K-1, g_0..g_K-1]; clustered: [S_0..S_K-1, G_0..G_K-1, M] (sums, size)
+        self._rows = np.empty((0, 2 * K + (self._max_group_size is not None)))
         self._store = as_store(store)
         if self._store is not None:
             self._store.open(config)
             self._load()
 
     def _columns(self):
-        return [f"label[{k}]" for k in range(self._K)] + [f"judge[{k}]" for k in range(self._K)]
+        cols = [f"label[{k}]" for k in range(self._K)] + [f"judge[{k}]" for k in range(self._K)]
+        return cols + (["size"] if self._max_group_size is not None else [])
+
+    def _needed(self):
+        """Columns of a row that must be known (the judge's only when it is used)."""
+        need = list(range(self._K if self._run_method == "eval" else 2 * self._K))
+        return need + ([2 * self._K] if self._max_group_size is not None else [])
 
     def _load(self):
         cols = {c: j for j, c in enumerate(self._columns())}
@@ -614,10 +642,10 @@ class _Session:
                 continue
             if rec.example not in values:
                 order.append(rec.example)
-                values[rec.example] = np.full(2 * self._K, np.nan)
+                values[rec.example] = np.full(len(cols), np.nan)
             values[rec.example][j] = rec.score
-        need = self._K if self._run_method == "eval" else 2 * self._K
-        ids = [e for e in order if not np.isnan(values[e][:need]).any()]
+        need = self._needed()
+        ids = [e for e in order if not np.isnan(values[e][need]).any()]
         if ids:
             self._append(ids, np.stack([values[e] for e in ids]), save=False)
 
@@ -631,11 +659,10 @@ class _Session:
             )
         if save and self._store is not None:
             now = time.time()
-            need = self._K if self._run_method == "eval" else 2 * self._K
-            cols = self._columns()[:need]
+            cols = self._columns()
             self._store.put_many([
-                EvaluationRecord(col, e, float(row[j]), None, now)
-                for e, row in zip(ids, rows) for j, col in enumerate(cols)
+                EvaluationRecord(cols[j], e, float(row[j]), None, now)
+                for e, row in zip(ids, rows) for j in self._needed()
             ])
         for e in ids:
             self._index[e] = len(self._ids)
@@ -645,10 +672,18 @@ class _Session:
 
     def _feed(self, rows):
         """Give the new rows ``[h_0..h_K-1, g_0..g_K-1]`` to the tracks: candidate ``k``'s
-        losses to track ``k``."""
+        losses to track ``k`` (clustered: the cluster observations of its sums)."""
         K = self._K
         for k, track in enumerate(self._tracks):
-            track.extend(rows[:, k], None if self._run_method == "eval" else rows[:, K + k])
+            h, g = rows[:, k], None if self._run_method == "eval" else rows[:, K + k]
+            if self._max_group_size is not None:
+                h, g = (None if x is None else self._observe(track, x, rows[:, 2 * K])
+                        for x in (h, g))
+            track.extend(h, g)
+
+    def _observe(self, track, sums, sizes):
+        """Cluster observations ``alpha + (S - alpha M) / M_max`` at the track's level."""
+        return cluster_observations(track.alpha, sums, sizes, self._max_group_size)
 
     def _add_rows(self, H, G, example_ids):
         """``H``, ``G``: validated (K, b) arrays (``G`` None for R-Eval)."""
@@ -664,20 +699,59 @@ class _Session:
             )
         ids = _batch_ids(example_ids, b, len(self._ids))
         rows = np.concatenate([H.T, (np.full_like(H, np.nan) if G is None else G).T], axis=1)
+        self._add_new(ids, rows, "Example {!r} was already labeled with other losses")
+
+    def _add_new(self, ids, rows, conflict):
+        """Append the rows whose id is new; a recorded id with the same row is a re-send
+        (skipped), with another row an error (``conflict`` formats the id)."""
         new = []
-        need = self._K if self._run_method == "eval" else 2 * self._K
+        need = self._needed()
         for k, e in enumerate(ids):
             old = self._index.get(e)
             if old is None:
                 new.append(k)
-            elif not np.allclose(self._rows[old, :need], rows[k, :need], rtol=0, atol=1e-12):
+            elif not np.allclose(self._rows[old, need], rows[k, need], rtol=0, atol=1e-12):
                 raise ValueError(
-                    f"Example {e!r} was already labeled with other losses "
-                    f"({self._rows[old, :need].tolist()} stored, {rows[k, :need].tolist()} "
-                    "given). A session never changes a recorded label; use new example ids."
+                    conflict.format(e) + f" ({self._rows[old, need].tolist()} stored, "
+                    f"{rows[k, need].tolist()} given). A session never changes a recorded "
+                    "label; use new ids."
                 )
         if new:
             self._append([ids[k] for k in new], rows[new])
+
+    def _add_clusters(self, H, G, groups, example_ids):
+        """Clustered sessions: ``H``, ``G`` validated (K, b) item losses, ``groups`` the cluster
+        id of each item; the batch's clusters (in the order of their first item) become rows
+        ``[S, G, M]`` keyed by cluster id."""
+        if example_ids is not None:
+            raise ValueError("A clustered session (max_group_size given) identifies its rows by "
+                             "cluster: pass `groups=` (one cluster id per row), not "
+                             "`example_ids`.")
+        if groups is None:
+            raise ValueError(
+                "This session is clustered (max_group_size given): every batch must carry "
+                "`groups=`, the cluster id of each row, and hold whole clusters.")
+        sums = [cluster_sums(H[k], groups, f"loss_labeled[{k}]") for k in range(self._K)]
+        M, ids = sums[0][1], [str(e) for e in sums[0][2]]
+        if M.max() > self._max_group_size:
+            big = ids[int(np.argmax(M))]
+            raise ValueError(
+                f"Cluster {big!r} has {int(M.max())} rows, more than max_group_size="
+                f"{self._max_group_size:g}, the bound fixed when the session was created (the "
+                "e-process scales by it). Start a new session with a larger max_group_size.")
+        S = np.stack([sm[0] for sm in sums])
+        Gs = (np.full_like(S, np.nan) if G is None else
+              np.stack([cluster_sums(G[k], groups, f"loss_judge_labeled[{k}]")[0]
+                        for k in range(self._K)]))
+        rows = np.concatenate([S.T, Gs.T, M[:, None]], axis=1)
+        self._add_new(ids, rows, "Cluster {!r} was already recorded with other rows: a "
+                      "cluster must arrive complete in one `add` call (all its rows "
+                      "together); re-send it only with exactly the same rows")
+
+    def _refuse_groups(self, groups):
+        if groups is not None:
+            raise ValueError("`groups` needs a clustered session: create it with "
+                             "`max_group_size=` (and `groups_unlabeled=` for the pool).")
 
     def close(self) -> None:
         """Close the store (the session's state stays readable)."""
@@ -766,6 +840,14 @@ class LabelingSession(_Session):
         opening it with another configuration raises ``ValueError``. With a store every
         batch must carry ``example_ids``: a batch re-sent after a crash is then skipped (ids
         already recorded), so it is never counted twice.
+    groups_unlabeled : array-like of shape (N,), default=None
+        Cluster id of each row of the pool (required with ``max_group_size`` and a pool).
+    max_group_size : float, default=None
+        Makes the session clustered (:ref:`autoeval-clusters`): the clusters are the draws,
+        the risk certified is the item-level ``E[S] / E[M]``, every :meth:`add` carries
+        ``groups=`` and whole clusters, and a labeled round, ``max_labels`` and ``n_labels``
+        count clusters. It bounds every cluster's size and must be fixed before the first
+        label: the e-process's observations ``alpha + (S - alpha M) / max_group_size`` use it.
 
     Attributes
     ----------
@@ -816,12 +898,23 @@ class LabelingSession(_Session):
         rho_grid: ArrayLike | None = None,
         rho_prior: ArrayLike | None = None,
         store: str | os.PathLike[str] | EvaluationStore | None = None,
+        groups_unlabeled: ArrayLike | None = None,
+        max_group_size: float | None = None,
     ) -> None:
+        pool = loss_judge_unlabeled
+        if max_group_size is not None:  # clustered: the pool's clusters, observed at alpha
+            alpha = check_level(alpha, "alpha")
+            max_group_size, sums = _cluster_pool(pool, groups_unlabeled, max_group_size,
+                                                 "loss_judge_unlabeled")
+            pool = None if sums is None else cluster_observations(alpha, *sums, max_group_size)
+            self._max_group_size = max_group_size
         (self.alpha, self.delta, strategy, self.max_labels, pools, self._run_method, rho,
-         log_prior, config) = _setup([(loss_judge_unlabeled, "loss_judge_unlabeled")], alpha,
+         log_prior, config) = _setup([(pool, "loss_judge_unlabeled")], alpha,
                                      delta, max_labels, method, betting, n_rho, rho_grid,
                                      rho_prior)
         config["kind"] = "LabelingSession"
+        if max_group_size is not None:
+            config["max_group_size"] = max_group_size
         self.method = self._run_method
         self._tracks = [_Track(pools[0], self.alpha, self.delta, self._run_method, strategy,
                                rho, log_prior, self.max_labels)]
@@ -839,6 +932,7 @@ class LabelingSession(_Session):
         loss_judge_labeled: ArrayLike | None = None,
         *,
         example_ids: ArrayLike | None = None,
+        groups: ArrayLike | None = None,
     ) -> LabelingStatus:
         """Record a batch of labels and return the verdict.
 
@@ -855,6 +949,12 @@ class LabelingSession(_Session):
             **Required when the session has a store** (``ValueError`` otherwise): a re-send
             is recognised only by its ids. Without a store and without ids every call
             appends.
+        groups : array-like of shape (b,), default=None
+            Clustered sessions (``max_group_size`` given) only, and required there: the
+            cluster id of each row. The batch must hold whole clusters: each is one labeled
+            round (in the order of its first row), keyed by its id (a re-sent cluster with the
+            same rows is skipped; a cluster already recorded with other rows, e.g. sent in two
+            parts, is refused).
 
         Returns
         -------
@@ -873,7 +973,11 @@ class LabelingSession(_Session):
         G = None
         if self._run_method != "eval":
             G = _check_batch(loss_judge_labeled, "loss_judge_labeled", 1, b=H.shape[1])
-        self._add_rows(H, G, example_ids)
+        if self._max_group_size is not None:
+            self._add_clusters(H, G, groups, example_ids)
+        else:
+            self._refuse_groups(groups)
+            self._add_rows(H, G, example_ids)
         return self.status_
 
     @property
@@ -1193,6 +1297,9 @@ class ComparisonSession(_Session):
         Certify a difference larger than ``margin`` in either direction.
     max_labels, method, betting, n_rho, rho_grid, rho_prior, store
         As in :class:`LabelingSession` (the store keeps the raw losses of both models).
+    groups_unlabeled, max_group_size
+        As in :class:`LabelingSession`: a clustered comparison (paired loss of each row, then
+        cluster sums; whole clusters per :meth:`add`).
 
     Attributes
     ----------
@@ -1231,6 +1338,8 @@ class ComparisonSession(_Session):
         rho_grid: ArrayLike | None = None,
         rho_prior: ArrayLike | None = None,
         store: str | os.PathLike[str] | EvaluationStore | None = None,
+        groups_unlabeled: ArrayLike | None = None,
+        max_group_size: float | None = None,
     ) -> None:
         margin = check_number(margin, "margin")
         if not 0.0 <= margin < 1.0:
@@ -1240,11 +1349,22 @@ class ComparisonSession(_Session):
         pair = _paired(_loss_columns(loss_judge_unlabeled, "loss_judge_unlabeled", 2), 0, 1)
         pools = [(pair, "loss_judge_unlabeled"),
                  (None if pair is None else 1.0 - pair, "loss_judge_unlabeled")]
+        if max_group_size is not None:  # clustered: paired sums per unlabeled cluster
+            a = (1.0 - margin) / 2.0
+            max_group_size, sums = _cluster_pool(pair, groups_unlabeled, max_group_size,
+                                                 "loss_judge_unlabeled")
+            if sums is not None:
+                P, Mu = sums
+                pools = [(cluster_observations(a, x, Mu, max_group_size), "loss_judge_unlabeled")
+                         for x in (P, Mu - P)]
+            self._max_group_size = max_group_size
         (alpha, _, strategy, self.max_labels, pools, self._run_method, rho, log_prior,
          config) = _setup(pools, (1.0 - margin) / 2.0, delta / 2.0, max_labels, method,
                           betting, n_rho, rho_grid, rho_prior)
         self.margin, self.delta = margin, delta
         config.update(kind="ComparisonSession", margin=margin, delta=delta)
+        if max_group_size is not None:
+            config["max_group_size"] = max_group_size
         self.method = self._run_method
         self._tracks = [_Track(u, alpha, delta / 2.0, self._run_method, strategy, rho,
                                log_prior, self.max_labels) for u in pools]
@@ -1255,6 +1375,13 @@ class ComparisonSession(_Session):
         # the stored rows are [h_A, h_B, g_A, g_B]; the tracks test the paired losses
         h = _paired(rows, 0, 1)
         g = None if self._run_method == "eval" else _paired(rows, 2, 3)
+        if self._max_group_size is not None:  # rows of sums: (S_A - S_B + M) / 2 = paired sum
+            M = rows[:, 4]
+            h, g = (None if x is None else x - 0.5 + M / 2.0 for x in (h, g))
+            for track, flip in zip(self._tracks, (False, True)):
+                track.extend(*(None if x is None else self._observe(track, M - x if flip else x,
+                                                                     M) for x in (h, g)))
+            return
         self._tracks[0].extend(h, g)
         self._tracks[1].extend(1.0 - h, None if g is None else 1.0 - g)
 
@@ -1269,6 +1396,7 @@ class ComparisonSession(_Session):
         loss_judge_labeled: ArrayLike | None = None,
         *,
         example_ids: ArrayLike | None = None,
+        groups: ArrayLike | None = None,
     ) -> ComparisonStatus:
         """Record a batch of labeled examples (both models' losses) and return the verdict.
 
@@ -1280,6 +1408,9 @@ class ComparisonSession(_Session):
             The judge's losses on the same examples (required unless R-Eval).
         example_ids : array-like of shape (b,), default=None
             As in :meth:`LabelingSession.add`.
+        groups : array-like of shape (b,), default=None
+            As in :meth:`LabelingSession.add` (clustered sessions: whole clusters per batch;
+            the paired loss of each row, then its cluster's sum).
 
         Returns
         -------
@@ -1301,7 +1432,11 @@ class ComparisonSession(_Session):
                 raise ValueError("`loss_judge_labeled` is required with method='plus' or "
                                  "'autoeval'.")
             G = _loss_columns(loss_judge_labeled, "loss_judge_labeled", 2, rows=H.shape[0]).T
-        self._add_rows(H.T, G, example_ids)
+        if self._max_group_size is not None:
+            self._add_clusters(H.T, G, groups, example_ids)
+        else:
+            self._refuse_groups(groups)
+            self._add_rows(H.T, G, example_ids)
         return self.status_
 
     @property
