@@ -122,15 +122,22 @@ def is_long(args, path, value_column):
 
 
 # ------------------------------------------------------------------- autoeval select: losses
-def wide_losses(path, columns=None):
-    """Wide loss table as (candidates, examples) plus the column names."""
+def wide_losses(path, columns=None, groups=None):
+    """Wide loss table as (candidates, examples) plus the column names; with ``groups`` (a
+    column name) also that column's text (the cluster ids), which is then no candidate."""
     table = read_table(path, rows="example")
-    if columns is not None and table.columns != columns:
+    names = table.columns
+    ids = None
+    if groups is not None:
+        ids = table.text(groups)  # a missing column: the reader's message
+        names = [c for c in names if c != groups]
+    if columns is not None and names != columns:
         raise ValueError(
             f"{path} must have the same candidate columns as --labeled, in the same order "
-            f"({columns}); got {table.columns}."
+            f"({columns}); got {names}."
         )
-    return losses(table, table.columns).T, table.columns
+    out = losses(table, names).T, names
+    return out if groups is None else out + (ids,)
 
 
 def positions(have, want, path, what):

@@ -159,6 +159,11 @@ def _common(p, alpha=True):
     p.add_argument("--shuffle", type=int, default=None, metavar="SEED",
                    help="shuffle labeled and unlabeled rows (separately) with this seed")
     p.add_argument("--output", default="-", help="output CSV path (default: standard output)")
+    p.add_argument("--groups", default=None, metavar="COLUMN",
+                   help="cluster id column (e.g. the document of a question), in --labeled and "
+                        "--unlabeled: clusters are the draws, the risk is per item, --shuffle "
+                        "shuffles clusters; a cluster is wholly labeled or unlabeled (wide "
+                        "tables for select/compare)")
 
 
 def _select_long(args):
@@ -191,6 +196,18 @@ def _no_unlabeled(args, what=""):
             f"{what}no unlabeled rows (no --unlabeled file, and no row of --labeled with an "
             f"empty loss): --method {args.method} reduces to R-Eval (labels only).", stacklevel=2)
     return "eval"
+
+
+def _shuffled_clusters(rng, ids, *arrays):
+    """Shuffle whole clusters: the rows (last axis) of each array and the ids ``ids``, ordered
+    by a random order of the clusters (rows of a cluster keep their order; no ``rng``: as
+    given)."""
+    if rng is None or ids is None:
+        return (ids,) + arrays
+    _, codes = np.unique(ids, return_inverse=True)
+    rank = rng.permutation(int(codes.max()) + 1) if ids.size else np.zeros(0, dtype=int)
+    perm = np.argsort(rank[codes.ravel()], kind="stable")
+    return (ids[perm],) + tuple(None if a is None else a[..., perm] for a in arrays)
 
 
 def _shuffled(rng, *arrays):
@@ -263,23 +280,37 @@ def _certify_losses(args):
             "given to one model: add the column to --unlabeled (or pass --model NAME for a "
             "file that holds only that model's rows).")
     u_all = None if unl is None else losses(unl, args.judge_column)
+    ids_lab = None if args.groups is None else lab.text(args.groups)
+    ids_unl = None if args.groups is None or unl is None else unl.text(args.groups)
     out = []
     for name, rows in ({None: np.arange(lab.n_rows)} if groups is None else groups).items():
         hm = h[rows]
         keep = ~np.isnan(hm)
         if args.method == "eval":
-            out.append((name, hm[keep], None, None))
+            out.append((name, hm[keep], None, None,
+                        None if ids_lab is None else ids_lab[rows][keep], None))
             continue
         gm = g[rows]  # a judge column exists: checked above for every method but R-Eval
         parts = [gm[~keep]]
+        id_parts = [] if ids_lab is None else [ids_lab[rows][~keep]]
         if unl is not None:
-            if unl_groups is None:
-                parts.append(u_all)
-            elif name in unl_groups:
-                parts.append(u_all[unl_groups[name]])
+            take = (slice(None) if unl_groups is None else
+                    unl_groups.get(name, np.zeros(0, dtype=int)))
+            parts.append(u_all[take])
+            if ids_unl is not None:
+                id_parts.append(ids_unl[take])
         um = np.concatenate(parts)
-        out.append((name, hm[keep], gm[keep], um if um.size else None))
+        gl = None if ids_lab is None else ids_lab[rows][keep]
+        gu = None if ids_lab is None else np.concatenate(id_parts)
+        out.append((name, hm[keep], gm[keep], um if um.size else None, gl,
+                    gu if um.size else None))
     return out
+
+
+def _cluster_options(gl, gu):
+    """``groups_labeled`` / ``groups_unlabeled`` of the array functions (none without
+    --groups)."""
+    return {} if gl is None else dict(groups_labeled=gl, groups_unlabeled=gu)
 
 
 def _run_certify(args, rng):
@@ -289,7 +320,7 @@ def _run_certify(args, rng):
 
     rows, summaries = [], []
     per_model = _certify_losses(args)
-    for name, h, g, u in per_model:
+    for name, h, g, u, gl, gu in per_model:
         method = args.method
         if u is None:
             method = _no_unlabeled(args, "" if name is None else f"model {name!r}: ")
@@ -297,10 +328,15 @@ def _run_certify(args, rng):
             of = "" if name is None else f" of model {name!r}"
             raise ValueError(f"--labeled has no labeled row{of} (every {args.loss_column!r} "
                              "cell is empty).")
-        h, g = _shuffled(rng, h, g)
-        (u,) = _shuffled(rng, u)
+        if gl is None:
+            h, g = _shuffled(rng, h, g)
+            (u,) = _shuffled(rng, u)
+        else:
+            gl, h, g = _shuffled_clusters(rng, gl, h, g)
+            gu, u = _shuffled_clusters(rng, gu, u)
+        clusters = _cluster_options(gl, gu)
         res = rautoeval_test(h, g, u, alpha=args.alpha, delta=args.delta, method=method,
-                             betting=args.betting, n_rho=args.n_rho)
+                             betting=args.betting, n_rho=args.n_rho, **clusters)
         row = {} if name is None else {"model": name}
         row.update({
             "certified": res.certified,
@@ -315,7 +351,7 @@ def _run_certify(args, rng):
         })
         if args.ci:
             ci = rautoeval_confidence_interval(h, g, u, delta=args.delta, method=res.method,
-                                               n_rho=args.n_rho)
+                                               n_rho=args.n_rho, **clusters)
             row.update(ci_low=ci.low, ci_high=ci.high)
         rows.append(row)
         summaries.append(_certify_summary(args, res, row, name))
@@ -355,10 +391,39 @@ def _certify_guarantee(args, n_models):
     return text
 
 
-def _loss_tables(args):
-    """``(H, G, U, names)`` of ``select`` and ``compare``: (models, examples) tables of the
-    true-label losses, the judge's on the same examples and on unlabeled ones (None when
-    absent), from wide or long files."""
+def _loss_tables(args, rng):
+    """``(H, G, U, names, clusters)`` of ``select`` and ``compare``: (models, examples) tables
+    of the true-label losses, the judge's on the same examples and on unlabeled ones (None when
+    absent), from wide or long files, shuffled by ``--shuffle``; ``clusters``: the
+    ``groups_labeled`` / ``groups_unlabeled`` options (``{}`` without ``--groups``)."""
+    if args.groups is None:
+        H, G, U, names = _loss_tables_of(args)
+        H, G = _shuffled(rng, H, G)
+        (U,) = _shuffled(rng, U)
+        return H, G, U, names, {}
+    if is_long(args, args.labeled, args.loss_column):
+        raise ValueError("--groups reads a cluster id column of wide tables (one column per "
+                         "model plus the --groups column); write the tables wide, or use "
+                         "'autoeval certify' per model.")
+    H, names, gl = wide_losses(args.labeled, groups=args.groups)
+    G = U = gu = None
+    if args.method != "eval":
+        if args.judge_labeled is None:
+            raise ValueError(f"--method {args.method} needs --judge-labeled (judge losses on "
+                             "the labeled examples); or use --method eval.")
+        G, _, gj = wide_losses(args.judge_labeled, names, groups=args.groups)
+        if G.shape != H.shape or not np.array_equal(gj, gl):
+            raise ValueError("--judge-labeled must hold the examples of --labeled, in the same "
+                             f"order, with the same {args.groups!r} ids.")
+        if args.unlabeled is not None:
+            U, _, gu = wide_losses(args.unlabeled, names, groups=args.groups)
+    gl, H, G = _shuffled_clusters(rng, gl, H, G)
+    gu, U = _shuffled_clusters(rng, gu, U)
+    return H, G, U, names, _cluster_options(gl, gu if U is not None else None)
+
+
+def _loss_tables_of(args):
+    """The unshuffled ``(H, G, U, names)`` of :func:`_loss_tables` without ``--groups``."""
     G = U = None
     if is_long(args, args.labeled, args.loss_column):
         H, G, U, names = _select_long(args)
@@ -386,7 +451,7 @@ def _run_select(args, rng):
 
     from ..autoeval import rautoeval_select
 
-    H, G, U, names = _loss_tables(args)
+    H, G, U, names, clusters = _loss_tables(args, rng)
     cost = None
     if args.cost is not None:
         try:
@@ -396,12 +461,11 @@ def _run_select(args, rng):
             raise ValueError(msg) from None
         if len(cost) != len(names):
             raise ValueError(f"--cost has {len(cost)} values for {len(names)} candidate columns.")
-    H, G = _shuffled(rng, H, G)
-    (U,) = _shuffled(rng, U)
     method = args.method if U is not None else _no_unlabeled(args)
     sel = rautoeval_select(H, G, U, alpha=args.alpha, delta=args.delta,
                            procedure=args.procedure, cost=cost, method=method,
-                           betting=args.betting, n_rho=args.n_rho, n_jobs=args.n_jobs)
+                           betting=args.betting, n_rho=args.n_rho, n_jobs=args.n_jobs,
+                           **clusters)
     out = pd.DataFrame({
         "candidate": names,
         "pvalue": sel.pvalues,
@@ -431,7 +495,7 @@ def _run_compare(args, rng):
 
     from ..autoeval import rautoeval_compare, rautoeval_difference_interval
 
-    H, G, U, names = _loss_tables(args)
+    H, G, U, names, clusters = _loss_tables(args, rng)
     if len(names) < 2:
         raise ValueError(f"--labeled has {len(names)} model column(s): comparing needs at least 2.")
     baseline = None
@@ -440,12 +504,10 @@ def _run_compare(args, rng):
             raise ValueError(f"--baseline {args.baseline!r} is not a model of --labeled; its "
                              f"models are {list(names)}.")
         baseline = list(names).index(args.baseline)
-    H, G = _shuffled(rng, H, G)
-    (U,) = _shuffled(rng, U)
     method = args.method if U is not None else _no_unlabeled(args)
     tables = [None if t is None else t.T for t in (H, G, U)]  # (examples, models)
     res = rautoeval_compare(*tables, delta=args.delta, baseline=baseline, margin=args.margin,
-                            method=method, betting=args.betting, n_rho=args.n_rho)
+                            method=method, betting=args.betting, n_rho=args.n_rho, **clusters)
     tested = np.argwhere(~np.isnan(res.pvalues))
     out = pd.DataFrame({
         "model_a": [names[i] for i, _ in tested],
@@ -457,7 +519,7 @@ def _run_compare(args, rng):
     })
     lines = []
     if len(names) == 2:
-        ci = rautoeval_difference_interval(*tables, delta=args.delta, method=method)
+        ci = rautoeval_difference_interval(*tables, delta=args.delta, method=method, **clusters)
         out["diff_low"] = [ci.low if i == 0 else -ci.high for i, _ in tested]
         out["diff_high"] = [ci.high if i == 0 else -ci.low for i, _ in tested]
         lines.append(f"risk({names[0]}) - risk({names[1]}) in [{ci.low:.4f}, {ci.high:.4f}] "
