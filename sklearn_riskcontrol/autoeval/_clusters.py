@@ -58,7 +58,8 @@ def cluster_observations(alpha, sums, sizes, max_size):
 def cluster_tables(loss_labeled, loss_judge_labeled, loss_judge_unlabeled, groups_labeled,
                    groups_unlabeled, max_group_size=None):
     """Per-cluster sums and sizes: ``dict(S, M, G, Su, Mu, max_size, min_size)`` (``G``, ``Su``,
-    ``Mu`` are ``None`` without judge losses / unlabeled rows)."""
+    ``Mu`` are ``None`` without judge losses / unlabeled rows). The size bounds are the observed
+    extremes, or ``max_group_size`` and 1 when a bound is declared (a priori constants)."""
     S, M, ids = cluster_sums(loss_labeled, groups_labeled, "loss_labeled", "groups_labeled")
     G = Mu = Su = None
     if loss_judge_labeled is not None:
@@ -92,6 +93,7 @@ def cluster_tables(loss_labeled, loss_judge_labeled, loss_judge_unlabeled, group
             raise ValueError(f"`max_group_size`={max_group_size:g} is smaller than the largest "
                              f"cluster ({int(largest)} rows): pass a bound on every cluster's "
                              "size, or None to use the largest observed one.")
+        return dict(S=S, M=M, G=G, Su=Su, Mu=Mu, max_size=max_group_size, min_size=1.0)
     return dict(S=S, M=M, G=G, Su=Su, Mu=Mu, max_size=max_group_size,
                 min_size=float(sizes.min()))
 
