@@ -70,3 +70,28 @@ def fail_if(wrong):
     printed, so that the whole output is there to read)."""
     if wrong:
         sys.exit("WRONG RESULT: " + "; ".join(wrong))
+
+
+
+def case_arguments(parser, cases, quick_reps, argv=None):
+    """Add ``--reps``, ``--cases`` and ``--seed`` to ``parser`` (which has ``--quick``: declared in
+    the benchmark, where ``run_quick.py`` looks for it), parse; returns ``(args, repetitions per
+    case: 1000, or quick_reps with --quick, chosen cases)``, an unknown case a usage error."""
+    parser.add_argument("--reps", type=int, default=None)
+    parser.add_argument("--cases", default=",".join(cases))
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    chosen = args.cases.split(",")
+    unknown = set(chosen) - set(cases)
+    if unknown:
+        parser.error(f"unknown case(s): {', '.join(sorted(unknown))}; known: {', '.join(cases)}")
+    return args, args.reps or (quick_reps if args.quick else 1000), chosen
+
+
+def report_undercoverage(name, coverage, delta, reps):
+    """Print the cases where method ``name`` covered less than ``1 - delta`` (``coverage``:
+    ``{case: coverage}``), starring those below by more than 3 standard errors."""
+    under = [f"{case} {c:.3f}" + ("*" if exceeds(1 - c, delta, reps) else "")
+             for case, c in coverage.items() if c < 1 - delta]
+    print(f"  (report) {name} covers less than {1 - delta:g} on: {', '.join(under) or 'none'}"
+          f"{' (* below by more than 3 s.e.)' if any('*' in u for u in under) else ''}")

@@ -46,7 +46,9 @@ from scipy import stats
 from sklearn_riskcontrol import RiskControlWarning
 from sklearn_riskcontrol.autoeval import rautoeval_confidence_interval
 
-from _common import exceeds, fail_if, met, optional  # benchmarks/ is on sys.path as a script
+# benchmarks/ is on sys.path as a script
+from _common import (case_arguments, exceeds, fail_if, met, report_undercoverage,
+                     optional)
 
 DELTA = 0.1
 JUDGE_ERROR = 0.1
@@ -164,15 +166,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
                         help="100 repetitions per case; a coverage shortfall still fails")
-    parser.add_argument("--reps", type=int, default=None)
-    parser.add_argument("--cases", default=",".join(CASES))
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    reps = args.reps or (100 if args.quick else 1000)
-    cases = args.cases.split(",")
-    unknown = set(cases) - set(CASES)
-    if unknown:
-        parser.error(f"unknown case(s): {', '.join(sorted(unknown))}; known: {', '.join(CASES)}")
+    args, reps, cases = case_arguments(parser, list(CASES), 100, argv)
     ppi_py = optional("ppi_py", "compare", f"the column {PPI!r} is left out")
     meths = methods(ppi_py)
     print(f"delta = {DELTA} (nominal coverage {1 - DELTA:g}); {reps} repetitions per case, the "
@@ -214,11 +208,8 @@ def main(argv=None):
     for name in (IID, CPPI, PPI):  # reported
         if name not in meths:
             continue
-        under = [f"{case} {results[case, name][0]:.3f}"
-                 + ("*" if exceeds(1 - results[case, name][0], DELTA, reps) else "")
-                 for case in cases if results[case, name][0] < 1 - DELTA]
-        print(f"  (report) {name} covers less than {1 - DELTA:g} on: {', '.join(under) or 'none'}"
-              f"{' (* below by more than 3 s.e.)' if any('*' in u for u in under) else ''}")
+        report_undercoverage(name, {case: results[case, name][0] for case in cases}, DELTA,
+                             reps)
     fail_if(wrong)  # a coverage shortfall is a wrong result, in quick mode too
 
 

@@ -54,7 +54,9 @@ import numpy as np
 from sklearn_riskcontrol import RiskControlWarning
 from sklearn_riskcontrol.autoeval import rautoeval_difference_interval
 
-from _common import exceeds, fail_if, met, require  # benchmarks/ is on sys.path as a script
+# benchmarks/ is on sys.path as a script
+from _common import (case_arguments, exceeds, fail_if, met, report_undercoverage,
+                     require)
 
 DELTA = 0.1
 JUDGE_ERROR = 0.1
@@ -144,15 +146,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
                         help="200 repetitions per case; targets printed, never failing")
-    parser.add_argument("--reps", type=int, default=None)
-    parser.add_argument("--cases", default=",".join(CASES))
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    reps = args.reps or (200 if args.quick else 1000)
-    cases = args.cases.split(",")
-    unknown = set(cases) - set(CASES)
-    if unknown:
-        parser.error(f"unknown case(s): {', '.join(sorted(unknown))}; known: {', '.join(CASES)}")
+    args, reps, cases = case_arguments(parser, list(CASES), 200, argv)
     meths = methods()
     print(f"delta = {DELTA} (nominal coverage {1 - DELTA:g}); {reps} repetitions per case, the "
           "same draws for every method; coverage of risk_a - risk_b and mean width, +- one "
@@ -201,11 +195,8 @@ def main(argv=None):
             wrong.append(f"{case}, {OURS}: coverage {c:.3f} < 1 - delta {1 - DELTA:g} by more "
                          f"than 3 sqrt(delta (1 - delta) / {reps})")
     for name in (PPI, CLT):  # reported, not a target (no finite-sample guarantee)
-        under = [f"{case} {results[case, name][0]:.3f}"
-                 + ("*" if exceeds(1 - results[case, name][0], DELTA, reps) else "")
-                 for case in cases if results[case, name][0] < 1 - DELTA]
-        print(f"  (report) {name} covers less than {1 - DELTA:g} on: {', '.join(under) or 'none'}"
-              f"{' (* below by more than 3 s.e.)' if any('*' in u for u in under) else ''}")
+        report_undercoverage(name, {case: results[case, name][0] for case in cases}, DELTA,
+                             reps)
     fail_if(wrong)  # a coverage shortfall is a wrong result, in quick mode too
 
 
