@@ -157,7 +157,8 @@ def rautoeval_difference_interval(
     method : {"plus", "autoeval", "eval"}, default="plus"
     **options
         Passed to :func:`rautoeval_confidence_interval` (``construction``, ``split``, ``tol``,
-        ``rho_grid``, ...).
+        ``rho_grid``, ...; clustered items: ``groups_labeled``, ``groups_unlabeled``,
+        ``max_group_size``, the paired loss of each row, then cluster sums).
 
     Returns
     -------
@@ -276,7 +277,8 @@ def rautoeval_difference_test(
     margin : float in (-1, 1), default=0.0
     method : {"plus", "autoeval", "eval"}, default="plus"
     **options
-        Passed to :func:`rautoeval_test` (``betting``, ``n_rho``, ``early_stopping``, ...).
+        Passed to :func:`rautoeval_test` (``betting``, ``n_rho``, ``early_stopping``, ...;
+        clustered items: ``groups_labeled``, ``groups_unlabeled``, ``max_group_size``).
 
     Returns
     -------
@@ -383,7 +385,8 @@ def rautoeval_compare(
     margin : float in (-1, 1), default=0.0
     method : {"plus", "autoeval", "eval"}, default="plus"
     **options
-        Passed to :func:`rautoeval_test`.
+        Passed to :func:`rautoeval_test` (clustered items: ``groups_labeled``,
+        ``groups_unlabeled``, ``max_group_size``).
 
     Returns
     -------
