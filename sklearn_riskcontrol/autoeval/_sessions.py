@@ -1032,6 +1032,9 @@ class SelectionSession(_Session):
         candidate in the order given.
     max_labels, method, betting, n_rho, rho_grid, rho_prior, store
         As in :class:`LabelingSession`.
+    groups_unlabeled, max_group_size
+        As in :class:`LabelingSession` (one cluster id per column of the pool, the same for
+        every candidate): a clustered selection, whole clusters per :meth:`add`.
 
     Attributes
     ----------
@@ -1073,6 +1076,8 @@ class SelectionSession(_Session):
         rho_grid: ArrayLike | None = None,
         rho_prior: ArrayLike | None = None,
         store: str | os.PathLike[str] | EvaluationStore | None = None,
+        groups_unlabeled: ArrayLike | None = None,
+        max_group_size: float | None = None,
     ) -> None:
         if procedure not in ("fst", "bonferroni"):
             raise ValueError(f"`procedure` must be 'fst' or 'bonferroni'; got {procedure!r}.")
@@ -1101,6 +1106,15 @@ class SelectionSession(_Session):
             )
         if pools is None:
             pools = [(None, "loss_judge_unlabeled")] * K
+        if max_group_size is not None:  # clustered: each candidate's pool clusters at alpha
+            alpha = check_level(alpha, "alpha")
+            clustered = [_cluster_pool(u, groups_unlabeled, max_group_size, name)
+                         for u, name in pools]
+            max_group_size = clustered[0][0]
+            pools = [(None if sums is None else
+                      cluster_observations(alpha, *sums, max_group_size), name)
+                     for (_, sums), (_, name) in zip(clustered, pools)]
+            self._max_group_size = max_group_size
         self.procedure = procedure
         self.n_candidates = K
         self._cost = -np.arange(K, dtype=float) if cost is None else cost_arr
@@ -1112,6 +1126,8 @@ class SelectionSession(_Session):
         self.delta, self.test_level = delta, level
         config.update(kind="SelectionSession", procedure=procedure, fwer=delta,
                       cost=self._cost.tolist())
+        if max_group_size is not None:
+            config["max_group_size"] = max_group_size
         self.method = self._run_method
         self._tracks = [_Track(u, self.alpha, level, self._run_method, strategy, rho,
                                log_prior, self.max_labels) for u in pools]
@@ -1129,6 +1145,7 @@ class SelectionSession(_Session):
         loss_judge_labeled: ArrayLike | None = None,
         *,
         example_ids: ArrayLike | None = None,
+        groups: ArrayLike | None = None,
     ) -> SelectionStatus:
         """Record a batch of labeled examples (all candidates' losses) and return the verdict.
 
@@ -1140,6 +1157,8 @@ class SelectionSession(_Session):
             The judge's losses on the same examples (required unless R-Eval).
         example_ids : array-like of shape (b,), default=None
             As in :meth:`LabelingSession.add`.
+        groups : array-like of shape (b,), default=None
+            As in :meth:`LabelingSession.add` (clustered sessions: whole clusters per batch).
 
         Returns
         -------
@@ -1158,7 +1177,11 @@ class SelectionSession(_Session):
         if self._run_method != "eval":
             G = _check_batch(loss_judge_labeled, "loss_judge_labeled", self.n_candidates,
                              b=H.shape[1], table=True)
-        self._add_rows(H, G, example_ids)
+        if self._max_group_size is not None:
+            self._add_clusters(H, G, groups, example_ids)
+        else:
+            self._refuse_groups(groups)
+            self._add_rows(H, G, example_ids)
         return self.status_
 
     def labels(self) -> tuple[FloatArray, FloatArray | None]:

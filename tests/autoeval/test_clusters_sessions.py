@@ -87,3 +87,20 @@ def test_comparison_session_clusters_the_paired_losses():
         ref = rautoeval_test(*x, alpha=0.49, delta=0.05, betting="up", groups_labeled=g,
                              groups_unlabeled=gu, max_group_size=10)
         np.testing.assert_allclose(track.result().log_eprocess, ref.log_eprocess, rtol=1e-10)
+
+
+def test_selection_session_runs_each_candidate_on_its_clusters():
+    from sklearn_riskcontrol.autoeval import SelectionSession
+
+    rng = np.random.default_rng(4)
+    L, J, g = _documents(rng, 40)
+    _, Ju, gu = _documents(rng, 400, start=1000)
+    H, Gj, U = (np.stack([x, 0.5 * x]) for x in (L, J, Ju))
+    s = SelectionSession(U, alpha=0.3, delta=0.1, procedure="bonferroni", max_labels=40,
+                         groups_unlabeled=gu, max_group_size=10)
+    s.add(H, Gj, groups=g)
+    for k in range(2):
+        ref = rautoeval_test(H[k], Gj[k], U[k], alpha=0.3, delta=0.05, betting="up",
+                             groups_labeled=g, groups_unlabeled=gu, max_group_size=10)
+        np.testing.assert_allclose(s._tracks[k].result().log_eprocess, ref.log_eprocess,
+                                   rtol=1e-12)
