@@ -46,6 +46,7 @@ from ._compare import (
 from ._comparing import ModelComparison
 from ._estimators import RAutoEvalPlus, RiskControlledModelSelector
 from ._monitor import RiskMonitor
+from ._planning import LabelPlan, plan_labels
 from ._sessions import (
     ComparisonSession,
     ComparisonStatus,
@@ -66,6 +67,8 @@ __all__ = [
     "ComparisonSession",
     "ComparisonStatus",
     "RiskMonitor",
+    "plan_labels",
+    "LabelPlan",
     "rautoeval_test",
     "RAutoEvalResult",
     "rautoeval_confidence_interval",
