@@ -313,8 +313,8 @@ class RiskMonitor(BaseEstimator):
             self.alarm_index_ = self.n_rows_ + int(crossed[0])
         self.n_rows_ += h.size
         self.n_labels_ += int(labeled.sum())
-        self._n_labels_checked += int(labeled.sum())
         if mode == "judge" and label_probability is None:
+            self._rate_counts += (h.size, int(labeled.sum()))
             self._check_label_rate()
         return self
 
@@ -327,7 +327,8 @@ class RiskMonitor(BaseEstimator):
         self.alarm_index_ = None
         self._log_e, self._last = [], 0.0
         self._low, self._high, self._bounds = [], [], (0.0, 1.0)
-        self._n_labels_checked = 0
+        self._rate_counts = np.zeros(2, dtype=np.int64)  # rows and labels at label_rate
+        self._warned_rate = False
         if mode == "judge":
             if self.label_rate is None:
                 raise ValueError(
@@ -364,8 +365,8 @@ class RiskMonitor(BaseEstimator):
         return pi
 
     def _check_label_rate(self):
-        n, k = self.n_rows_, self._n_labels_checked
-        if n < 100 or getattr(self, "_warned_rate", False):
+        n, k = (int(v) for v in self._rate_counts)
+        if n < 100 or self._warned_rate:
             return
         p = stats.binomtest(k, n, self._floor).pvalue
         if p < _LABEL_RATE_P:
