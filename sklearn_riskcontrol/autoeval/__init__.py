@@ -21,7 +21,8 @@ Layout: :mod:`._arrays` is the array layer (:func:`rautoeval_test`,
 :func:`rautoeval_confidence_interval`, :func:`rautoeval_select`: the tests, confidence intervals
 and selection of the paper on loss arrays), :mod:`._estimators` the estimators above,
 :mod:`._sessions` the label-until-certified sessions (:class:`LabelingSession`,
-:class:`SelectionSession`). The selector's parallel workers send fitted testers back with
+:class:`SelectionSession`), :mod:`._monitor` the monitoring of a deployed model
+(:class:`RiskMonitor`). The selector's parallel workers send fitted testers back with
 :mod:`sklearn_riskcontrol._parcel`.
 """
 
@@ -44,6 +45,8 @@ from ._compare import (
 )
 from ._comparing import ModelComparison
 from ._estimators import RAutoEvalPlus, RiskControlledModelSelector
+from ._monitor import RiskMonitor
+from ._planning import LabelPlan, plan_labels
 from ._sessions import (
     ComparisonSession,
     ComparisonStatus,
@@ -63,6 +66,9 @@ __all__ = [
     "SelectionStatus",
     "ComparisonSession",
     "ComparisonStatus",
+    "RiskMonitor",
+    "plan_labels",
+    "LabelPlan",
     "rautoeval_test",
     "RAutoEvalResult",
     "rautoeval_confidence_interval",

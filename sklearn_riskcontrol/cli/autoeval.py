@@ -1,4 +1,4 @@
-"""``python -m sklearn_riskcontrol autoeval {certify,select,compare}``: R-AutoEval+ on loss tables.
+"""``python -m sklearn_riskcontrol autoeval {certify,select,compare,monitor}``: loss tables.
 
 For users whose losses are already computed (e.g. an LLM graded by humans on a few questions and
 by an LLM judge on many): no Python needed. Rows are processed in file order, which must be a
@@ -32,6 +32,16 @@ compare
     tests on the same examples with Holm's procedure (family-wise error <= delta). Prints one
     row per pair tested (p-value, certified); with two models also the interval for
     ``risk(A) - risk(B)``.
+
+monitor
+    ``--stream`` CSV, one row per production row in the order they arrived: the loss with the
+    true label (``--loss-column``; empty where the row was not labeled) and, optionally, the
+    judge's loss on every row (``--judge-column``; without that column: labels only).
+    :class:`~sklearn_riskcontrol.autoeval.RiskMonitor` raises an alarm when the evidence that
+    the risk exceeds ``--alpha`` reaches ``1 / delta``; with a judge, ``--label-rate`` is the
+    probability with which each row was sent for labeling. Prints one row per model (alarm, its
+    row, labels, the final confidence bounds); rows are never shuffled (the order is the
+    stream's), and rows of different models (``--model-column``) are monitored separately.
 
 Every table is read (and every bad cell reported) by :mod:`sklearn_riskcontrol.cli._io`.
 """
@@ -125,6 +135,35 @@ def add_parser(subparsers):
                    help="certify risk(A) < risk(B) - margin; negative: non-inferiority "
                         "(default: 0)")
     _common(m, alpha=False)
+
+    w = sub.add_parser(
+        "monitor", help="alarm when a deployed model's risk rises above alpha (judge + labels)",
+        description=(
+            "Monitor a stream of production rows, in file order: raise an alarm when the "
+            "evidence that the risk exceeds alpha reaches 1/delta. If the risk of every row "
+            "stays at most alpha, the alarm ever fires with probability at most delta."
+        ),
+    )
+    w.add_argument("--stream", required=True,
+                   help="CSV, one row per production row in arrival order: the true-label loss "
+                        "(empty where not labeled) and, optionally, the judge's loss")
+    w.add_argument("--loss-column", default="loss",
+                   help="loss with the true label, empty where not labeled (default: loss)")
+    w.add_argument("--judge-column", default="judge_loss",
+                   help="the judge's loss on every row; without this column the monitor uses "
+                        "the labels alone (default: judge_loss)")
+    w.add_argument("--label-rate", type=float, default=None,
+                   help="with a judge: the probability with which each row was sent for "
+                        "labeling, decided before its label was seen (required with a judge)")
+    w.add_argument("--model-column", default="model",
+                   help="column of model ids: each model's rows are monitored on their own "
+                        "(default: model)")
+    w.add_argument("--half-life", type=float, default=30,
+                   help="half-life in labels of the estimates that size the bets (default: 30)")
+    w.add_argument("--alpha", type=float, required=True, help="tolerated risk in (0, 1)")
+    w.add_argument("--delta", type=float, default=0.1,
+                   help="false-alarm probability over the whole stream (default: 0.1)")
+    w.add_argument("--output", default="-", help="output CSV path (default: standard output)")
     return p
 
 
@@ -541,8 +580,56 @@ def _run_compare(args, rng):
     print("\n".join(lines), file=sys.stderr)
 
 
+def _run_monitor(args):
+    import pandas as pd
+
+    from ..autoeval import RiskMonitor
+
+    table = read_table(args.stream, rows="stream row")
+    judge = args.judge_column in table.columns
+    h = table.numbers(args.loss_column, what="losses", low=0, high=1, allow_empty=True,
+                      hint="an empty loss marks a row that was not labeled")
+    g = losses(table, args.judge_column) if judge else None
+    if judge and args.label_rate is None:
+        raise ValueError(
+            f"--label-rate is required with a judge column ({args.judge_column!r}): the "
+            "probability with which each row was sent for labeling. Without it, drop the judge "
+            "column (or name another with --judge-column) to monitor with the labels alone.")
+    groups = _model_rows(table, args, "--stream") or {None: np.arange(table.n_rows)}
+    rows, lines = [], []
+    for name, idx in groups.items():
+        mon = RiskMonitor(alpha=args.alpha, delta=args.delta, label_rate=args.label_rate,
+                          half_life=args.half_life)
+        mon.fit(None if g is None else g[idx], h[idx])
+        low, high = mon.confidence_sequence()
+        alarm_row = None if mon.alarm_index_ is None else int(idx[mon.alarm_index_]) + 1
+        row = {} if name is None else {"model": name}
+        row.update(alarm=mon.alarm_, alarm_row=alarm_row, n_rows=mon.n_rows_,
+                   n_labels=mon.n_labels_, mode=mon.mode_, risk_low=low[-1],
+                   risk_high=high[-1], alpha=args.alpha, delta=args.delta)
+        rows.append(row)
+        who = "" if name is None else f"model {name!r}: "
+        lines.append(
+            f"{who}ALARM at data row {alarm_row} of {args.stream}: the evidence that the risk "
+            f"exceeded alpha = {args.alpha:g} reached 1/delta = {1 / args.delta:g}" if mon.alarm_
+            else
+            f"{who}no alarm over {mon.n_rows_} rows ({mon.n_labels_} labeled): no evidence at "
+            f"level delta = {args.delta:g} that the risk exceeded alpha = {args.alpha:g}")
+    frame = pd.DataFrame(rows)
+    frame["alarm_row"] = frame["alarm_row"].astype("Int64")  # an empty cell, not NaN
+    write_csv(frame, args.output)
+    lines.append(
+        f"guarantee: if the risk of every row (given the rows before it) stays at most alpha, an "
+        f"alarm fires with probability at most {args.delta:g} over the whole stream"
+        + (", per model" if len(groups) > 1 else "")
+        + ("; rows labeled with probability at least --label-rate, decided before the label"
+           if judge else "; whether a row is labeled must not depend on its label")
+        + ". risk_low/risk_high: the running confidence bounds after the last row (one draw)")
+    print("\n".join(lines), file=sys.stderr)
+
+
 def run(args):
-    """Run ``autoeval certify`` / ``select`` / ``compare`` on parsed arguments.
+    """Run ``autoeval certify`` / ``select`` / ``compare`` / ``monitor`` on parsed arguments.
 
     Bad input raises ``ValueError`` / ``TypeError`` / ``OSError`` (the main entry point turns
     them into a one-line error and exit status 2); warnings (nothing certified, no unlabeled
@@ -553,9 +640,11 @@ def run(args):
     if args.autoeval_command != "compare":
         check_level(args.alpha, "alpha")
     check_level(args.delta, "delta")
-    rng = None if args.shuffle is None else np.random.default_rng(args.shuffle)
+    rng = None if getattr(args, "shuffle", None) is None else np.random.default_rng(args.shuffle)
     with one_line_warnings():
-        if args.autoeval_command == "certify":
+        if args.autoeval_command == "monitor":
+            _run_monitor(args)
+        elif args.autoeval_command == "certify":
             _run_certify(args, rng)
         elif args.autoeval_command == "select":
             _run_select(args, rng)

@@ -2,7 +2,7 @@
 
 * SCoRE: :func:`plot_risk_vs_alpha`, :func:`plot_deployment_vs_alpha`,
   :func:`plot_group_deployment`;
-* R-AutoEval(+): :func:`plot_eprocess`, :func:`plot_rho_weights`;
+* R-AutoEval(+): :func:`plot_eprocess`, :func:`plot_rho_weights`, :func:`plot_risk_monitor`;
 * SPS (online prediction sets): :func:`plot_thresholds`, :func:`plot_coverage`,
   :func:`plot_set_size`, :func:`plot_regret`;
 * best-model identification: :func:`plot_accuracy_vs_budget`, :func:`plot_evaluations_per_model`.
@@ -13,7 +13,7 @@ given as ``ax=`` (default: a new figure), labels the axes, adds a legend when cu
 (keys of a ``{label: values}`` dict) and returns the axes; titles are left to the caller.
 """
 
-from ._autoeval import plot_eprocess, plot_rho_weights
+from ._autoeval import plot_eprocess, plot_rho_weights, plot_risk_monitor
 from ._bandits import plot_accuracy_vs_budget, plot_evaluations_per_model
 from ._online import plot_coverage, plot_regret, plot_set_size, plot_thresholds
 from ._selective import plot_deployment_vs_alpha, plot_group_deployment, plot_risk_vs_alpha
@@ -25,6 +25,7 @@ __all__ = [
     "plot_regret",
     "plot_eprocess",
     "plot_rho_weights",
+    "plot_risk_monitor",
     "plot_accuracy_vs_budget",
     "plot_evaluations_per_model",
     "plot_risk_vs_alpha",

@@ -1,9 +1,11 @@
-"""Figures of R-Eval / R-AutoEval / R-AutoEval+: the e-process and the reliance weights.
+"""Figures of R-Eval / R-AutoEval / R-AutoEval+: the e-process, the reliance weights, a monitor.
 
-Both functions take an :class:`~sklearn_riskcontrol.autoeval.RAutoEvalResult` (from
+:func:`plot_eprocess` and :func:`plot_rho_weights` take an
+:class:`~sklearn_riskcontrol.autoeval.RAutoEvalResult` (from
 :func:`~sklearn_riskcontrol.autoeval.rautoeval_test`) or a fitted
-:class:`~sklearn_riskcontrol.autoeval.RAutoEvalPlus` (its ``result_``), and return the matplotlib
-axes they drew on.
+:class:`~sklearn_riskcontrol.autoeval.RAutoEvalPlus` (its ``result_``);
+:func:`plot_risk_monitor` a :class:`~sklearn_riskcontrol.autoeval.RiskMonitor` that has seen
+rows. Each returns the matplotlib axes it drew on.
 """
 
 from __future__ import annotations
@@ -14,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._validation import check_level
-from ..autoeval import RAutoEvalResult
+from ..autoeval import RAutoEvalResult, RiskMonitor
 from ._common import finish_axes, get_ax
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-__all__ = ["plot_eprocess", "plot_rho_weights"]
+__all__ = ["plot_eprocess", "plot_rho_weights", "plot_risk_monitor"]
 
 _NAMES = {"plus": "R-AutoEval+", "autoeval": "R-AutoEval", "eval": "R-Eval"}
 
@@ -164,3 +166,66 @@ def plot_rho_weights(result: Any, ax: Axes | None = None, colorbar: bool = True)
     if colorbar:
         ax.figure.colorbar(mesh, ax=ax, label="weight w_s,i")
     return finish_axes(ax, "round i", "reliance factor rho")
+
+
+def plot_risk_monitor(monitor: RiskMonitor, kind: str = "evidence", ax: Axes | None = None) -> Axes:
+    """A :class:`~sklearn_riskcontrol.autoeval.RiskMonitor`'s stream: its evidence or its risk.
+
+    ``kind="evidence"``: the log e-process after each row with the alarm threshold
+    ``log(1 / delta)`` and a dot where the alarm fired. ``kind="risk"``: the running confidence
+    sequence on the risk (:meth:`RiskMonitor.confidence_sequence`) with ``alpha`` and the alarm
+    row.
+
+    Parameters
+    ----------
+    monitor : RiskMonitor
+        A monitor that has seen rows (``partial_fit`` or ``fit``).
+    kind : {"evidence", "risk"}, default="evidence"
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; default: a new figure.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import numpy as np
+    >>> from sklearn_riskcontrol.autoeval import RiskMonitor
+    >>> from sklearn_riskcontrol.plotting import plot_risk_monitor
+    >>> rng = np.random.default_rng(0)
+    >>> loss = (rng.random(8000) < np.where(np.arange(8000) < 3000, 0.05, 0.2)).astype(float)
+    >>> judge = np.where(rng.random(8000) < 0.9, loss, 1 - loss)
+    >>> labels = np.where(rng.random(8000) < 0.1, loss, np.nan)
+    >>> monitor = RiskMonitor(alpha=0.1, delta=0.1, label_rate=0.1).fit(judge, labels)
+    >>> ax = plot_risk_monitor(monitor)
+    >>> ax.get_xlabel()
+    'stream row t'
+    >>> import matplotlib.pyplot as plt; plt.close(ax.figure)
+    """
+    if not isinstance(monitor, RiskMonitor):
+        raise TypeError(f"`monitor` must be a RiskMonitor; got {type(monitor).__name__}.")
+    if kind not in ("evidence", "risk"):
+        raise ValueError(f"`kind` must be 'evidence' or 'risk'; got {kind!r}.")
+    if not getattr(monitor, "n_rows_", 0):
+        raise ValueError("This RiskMonitor has seen no rows yet: call partial_fit first.")
+    ax = get_ax(ax)
+    rows = np.arange(monitor.n_rows_)
+    alarm = monitor.alarm_index_
+    if kind == "evidence":
+        log_e = monitor.log_eprocess_
+        ax.plot(rows, log_e, label=f"{monitor.mode_} mode")
+        ax.axhline(np.log(1.0 / monitor.delta), color="k", linestyle="--", linewidth=1,
+                   label=f"alarm threshold log(1/delta), delta={monitor.delta:g}")
+        if alarm is not None:
+            ax.plot([alarm], [log_e[alarm]], "o", color="C3", label=f"alarm at row {alarm}")
+        return finish_axes(ax, "stream row t", "log e-process")
+    low, high = monitor.confidence_sequence()
+    ax.fill_between(rows, low, high, alpha=0.3, label=f"confidence sequence ({monitor.mode_})")
+    ax.axhline(monitor.alpha, color="k", linestyle="--", linewidth=1,
+               label=f"alpha = {monitor.alpha:g}")
+    if alarm is not None:
+        ax.axvline(alarm, color="C3", linewidth=1, label=f"alarm at row {alarm}")
+    return finish_axes(ax, "stream row t", "risk")

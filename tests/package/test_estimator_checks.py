@@ -159,3 +159,13 @@ def test_interrupted_run_survives_pickling_and_resumes(strategy):
     assert est.oracle_.n_evaluations_ == 150
     np.testing.assert_allclose(est.means_, ref.means_)
     assert est.best_index_ == ref.best_index_
+
+
+# -- the risk monitor ---------------------------------------------------------------------------
+# RiskMonitor is fitted on a stream of losses (judge, labels) and predicts nothing: the
+# parameter-level checks apply; fit/partial_fit on losses are tested in tests/autoeval.
+@pytest.mark.parametrize("check", _PARAM_CHECKS, ids=_ids)
+def test_monitor_parameter_checks(check):
+    from sklearn_riskcontrol.autoeval import RiskMonitor
+
+    check("RiskMonitor", RiskMonitor(alpha=0.1, delta=0.1, label_rate=0.1))

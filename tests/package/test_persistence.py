@@ -246,6 +246,18 @@ def _fit_autoeval(clf_data, kind):
     return est, {"decide": lambda e: e.decide(), "predict": lambda e: e.predict(X[:50])}
 
 
+def _fit_monitor():
+    rng = np.random.default_rng(0)
+    loss = (rng.random(3000) < np.where(np.arange(3000) < 1500, 0.05, 0.3)).astype(float)
+    judge = np.where(rng.random(3000) < 0.9, loss, 1 - loss)
+    labels = np.where(rng.random(3000) < 0.2, loss, np.nan)
+    est = autoeval.RiskMonitor(alpha=0.1, delta=0.1, label_rate=0.2)
+    est.partial_fit(judge[:2000], labels[:2000])
+    return est, {"continue": lambda e: e.partial_fit(judge[2000:], labels[2000:]).log_eprocess_,
+                 "bounds": lambda e: e.confidence_sequence(),
+                 "alarm": lambda e: e.alarm_index_}
+
+
 def _fit_bandit(bandit_data, clf_data, kind):
     S, side = bandit_data.scores, bandit_data.side_scores
     if kind == "PULSE":
@@ -293,6 +305,7 @@ FACTORIES = {
     "RAutoEvalPlus": lambda c, b: _fit_autoeval(c, "RAutoEvalPlus"),
     "RiskControlledModelSelector": lambda c, b: _fit_autoeval(c, "selector"),
     "ModelComparison": lambda c, b: _fit_autoeval(c, "ModelComparison"),
+    "RiskMonitor": lambda c, b: _fit_monitor(),
     **{k: (lambda c, b, k=k: _fit_bandit(b, c, k)) for k in (
         "PULSE", "NaivePooling", "UCBE", "UCBELRF", "UniformSampling", "FilledSubset",
         "UniformLRF", "LowRankScoreCompleter", "BestModelSelector")},
