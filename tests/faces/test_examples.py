@@ -34,6 +34,9 @@ ALLOWED = {
         "the rows were just put in random order by rng.permutation",
     ("sklearn_riskcontrol/demo/autoeval.py", "y_semi[n_labeled:] = -1"):
         "y_eval comes from train_test_split, so its rows are in random order",
+    ("examples/plot_autoeval_monitor.py", "X_stream[change:] += rng.normal"):
+        "corrupts the production stream from a point in time on (the drift being monitored); "
+        "the stream's rows are random draws of the test split",
     ("sklearn_riskcontrol/bandits/_selector.py", "sel.predict(X_pool[:3]).shape"):
         "displays the shape of three predictions, not a split",
 }

@@ -72,6 +72,7 @@ def calls(bandit_runs, grouped_sdr):
     h = rng.binomial(1, 0.05, 200).astype(float)
     res = rautoeval_test(h, h, h, alpha=0.2, delta=0.1, method="plus")
     alphas, mc = [0.05, 0.1], rng.random((5, 2))
+    monitor = _monitor()
     return {
         "plot_thresholds": lambda ax: plotting.plot_thresholds(taus, tau_star=-1.28, ax=ax),
         "plot_coverage": lambda ax: plotting.plot_coverage(taus, s, alpha=0.1, ax=ax),
@@ -79,6 +80,7 @@ def calls(bandit_runs, grouped_sdr):
         "plot_regret": lambda ax: plotting.plot_regret(taus, s, 0.1, ax=ax),
         "plot_eprocess": lambda ax: plotting.plot_eprocess(res, ax=ax),
         "plot_rho_weights": lambda ax: plotting.plot_rho_weights(res, ax=ax),
+        "plot_risk_monitor": lambda ax: plotting.plot_risk_monitor(monitor, ax=ax),
         "plot_accuracy_vs_budget": lambda ax: plot_accuracy_vs_budget(runs, data.best_index, ax=ax),
         "plot_evaluations_per_model": lambda ax: plot_evaluations_per_model(
             runs["UCB-E"][0], ax=ax
@@ -88,6 +90,39 @@ def calls(bandit_runs, grouped_sdr):
         "plot_group_deployment": lambda ax: plot_group_deployment(grouped_sdr, X_test, y_test,
                                                                   ax=ax),
     }
+
+
+def _monitor():
+    from sklearn_riskcontrol.autoeval import RiskMonitor
+
+    rng = np.random.default_rng(3)
+    loss = (rng.random(4000) < np.where(np.arange(4000) < 1500, 0.05, 0.3)).astype(float)
+    judge = np.where(rng.random(4000) < 0.9, loss, 1 - loss)
+    labels = np.where(rng.random(4000) < 0.2, loss, np.nan)
+    return RiskMonitor(alpha=0.1, delta=0.1, label_rate=0.2).fit(judge, labels)
+
+
+def test_plot_risk_monitor_draws_the_evidence_and_the_bounds(plt):
+    from sklearn_riskcontrol.autoeval import RiskMonitor
+
+    monitor = _monitor()
+    assert monitor.alarm_
+    ax = plotting.plot_risk_monitor(monitor)
+    curve, threshold, alarm = ax.get_lines()
+    np.testing.assert_array_equal(curve.get_ydata(), monitor.log_eprocess_)
+    assert threshold.get_ydata()[0] == pytest.approx(np.log(10.0))
+    assert alarm.get_xdata()[0] == monitor.alarm_index_
+    ax = plotting.plot_risk_monitor(monitor, kind="risk")
+    low, high = monitor.confidence_sequence()
+    band = ax.collections[0].get_paths()[0].vertices
+    assert band[:, 1].min() == pytest.approx(low.min()) and band[:, 1].max() == pytest.approx(
+        high.max())
+    with pytest.raises(ValueError, match="'evidence' or 'risk'"):
+        plotting.plot_risk_monitor(monitor, kind="wealth")
+    with pytest.raises(ValueError, match="seen no rows"):
+        plotting.plot_risk_monitor(RiskMonitor(alpha=0.1, delta=0.1))
+    with pytest.raises(TypeError, match="must be a RiskMonitor"):
+        plotting.plot_risk_monitor("monitor")
 
 
 # ------------------------------------------------------------------ shared conventions
