@@ -83,18 +83,31 @@ def _check_losses(loss_labeled, loss_judge_labeled, loss_judge_unlabeled, method
     check_nonempty(h, "loss_labeled" + suffix, what="human-labeled")
     g = u = None
     if loss_judge_labeled is not None:
-        g = check_risks(loss_judge_labeled, "loss_judge_labeled" + suffix)
-        check_same_length(**{"loss_labeled" + suffix: h, "loss_judge_labeled" + suffix: g})
-    if loss_judge_unlabeled is not None:
-        u = check_risks(loss_judge_unlabeled, "loss_judge_unlabeled" + suffix)
-        if 0 < u.size < h.size:
+        g = _judge_losses(loss_judge_labeled, "loss_judge_labeled" + suffix)
+        if g.ndim == 1:
+            check_same_length(**{"loss_labeled" + suffix: h, "loss_judge_labeled" + suffix: g})
+        elif g.shape[0] != h.size:
             raise ValueError(
-                f"`loss_judge_unlabeled{suffix}` has {u.size} entries, fewer than the {h.size} "
+                f"`loss_judge_labeled{suffix}` has {g.shape[0]} rows but `loss_labeled{suffix}` "
+                f"has {h.size}: the judges' losses on the labeled examples must be on the same "
+                "examples, in the same order (one row per example, one column per judge)."
+            )
+    if loss_judge_unlabeled is not None:
+        u = _judge_losses(loss_judge_unlabeled, "loss_judge_unlabeled" + suffix)
+        if g is not None and u.size and _n_judges(u) != _n_judges(g):
+            raise ValueError(
+                f"`loss_judge_unlabeled{suffix}` has {_n_judges(u)} judge column(s) but "
+                f"`loss_judge_labeled{suffix}` has {_n_judges(g)}: pass the same judges, in the "
+                "same column order, on the labeled and on the unlabeled examples."
+            )
+        if 0 < u.shape[0] < h.size:
+            raise ValueError(
+                f"`loss_judge_unlabeled{suffix}` has {u.shape[0]} entries, fewer than the {h.size} "
                 "labeled ones: R-AutoEval needs N >= n unlabeled examples (r = floor(N / n) of "
                 "them per labeled example). Pass more unlabeled data, or None / an empty "
                 "array to run R-Eval."
             )
-        if u.size == 0:
+        if u.shape[0] == 0:
             u = None
     if method != "eval":
         if u is not None and g is None:
@@ -107,19 +120,94 @@ def _check_losses(loss_labeled, loss_judge_labeled, loss_judge_unlabeled, method
     return h, g, u, method
 
 
-def _rho_setup(method, n_rho, rho_grid, rho_prior):
+def _judge_losses(x, name):
+    """One judge's losses as a 1-d array (shape (m,) or (m, 1)), several judges' as a 2-d
+    array (m, k) with k >= 2; every entry checked to lie in [0, 1]."""
+    arr = as_float_array(x, name, "losses in [0, 1]: shape (n,) for one judge, (n, k) for k")
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 2:
+        return check_risks(arr, name)
+    if arr.shape[1] == 0:
+        raise ValueError(f"`{name}` has no judge column: pass shape (n,) or (n, k), k >= 1.")
+    return check_risks(arr.ravel(), name).reshape(arr.shape)
+
+
+def _n_judges(x):
+    """Number of judges of checked judge losses (1-d: one)."""
+    return 1 if x.ndim == 1 else x.shape[1]
+
+
+def _simplex_grid(k, m):
+    """Reliance vectors ``w`` with entries in ``{0, 1/m, ..., 1}`` and ``sum(w) <= 1``, shape
+    (C(m + k, k), k), in lexicographic order (the zero vector first)."""
+    pts = np.zeros((1, 0), dtype=np.int64)
+    for _ in range(k):
+        rest = m - pts.sum(axis=1)
+        reps = rest + 1
+        first = np.repeat(pts, reps, axis=0)
+        new = np.concatenate([np.arange(r + 1) for r in rest])
+        pts = np.column_stack([first, new])
+    return pts / float(m)
+
+
+# Largest number of reliance vectors of R-AutoEval+'s default mixture with several judges.
+_MAX_TEST_VECTORS = 100
+
+
+def _test_grid(k, n_rho):
+    """Default reliance vectors of the mixture test with ``k >= 2`` judges: the scaled simplex
+    with step ``1 / m``, ``m`` the largest integer ``<= n_rho - 1`` whose grid has at most
+    ``max(n_rho, _MAX_TEST_VECTORS)`` points (k = 2, n_rho = 10: step 1/9, 55 vectors)."""
+    m, cap = int(n_rho) - 1, max(int(n_rho), _MAX_TEST_VECTORS)
+    while m > 1 and _simplex_size(k, m) > cap:
+        m -= 1
+    return _simplex_grid(k, m)
+
+
+def _simplex_size(k, m):
+    from math import comb
+
+    return comb(m + k, k)
+
+
+def _reach(rho):
+    """``||w||_1`` of each reliance factor (1-d grid: ``rho`` itself): the observations
+    ``h + w . d`` lie in ``[-||w||_1, 1 + ||w||_1]``."""
+    return rho if rho.ndim == 1 else rho.sum(axis=1)
+
+
+def _rho_setup(method, n_rho, rho_grid, rho_prior, k=1):
+    """Reliance factors ``(S,)`` (one judge) or reliance vectors ``(S, k)`` (``k >= 2``
+    judges, entries >= 0 summing to at most 1) and the log prior."""
     if method == "eval":
-        return np.zeros(1), np.zeros(1)
+        return (np.zeros(1) if k == 1 else np.zeros((1, k))), np.zeros(1)
     if method == "autoeval":
-        return np.ones(1), np.zeros(1)
+        return (np.ones(1) if k == 1 else np.full((1, k), 1.0 / k)), np.zeros(1)
     if rho_grid is None:
         n_rho = check_number(n_rho, "n_rho", integer=True, minimum=2)
-        rho = np.linspace(0.0, 1.0, int(n_rho))
+        rho = np.linspace(0.0, 1.0, int(n_rho)) if k == 1 else _test_grid(k, n_rho)
     else:
+        rho = _check_rho_grid(rho_grid, k)
+    return rho, _log_prior(rho_prior, rho.shape[0])
+
+
+def _check_rho_grid(rho_grid, k):
+    if k == 1:
         rho = np.asarray(rho_grid, dtype=float).ravel()
         if rho.size == 0 or not np.all(np.isfinite(rho)) or np.any((rho < 0) | (rho > 1)):
             raise ValueError("`rho_grid` must be a non-empty array of values in [0, 1].")
-    return rho, _log_prior(rho_prior, rho.size)
+        return rho
+    rho = np.asarray(rho_grid, dtype=float)
+    if (rho.ndim != 2 or rho.shape[1] != k or rho.shape[0] == 0
+            or not np.all(np.isfinite(rho)) or np.any(rho < 0)
+            or np.any(rho.sum(axis=1) > 1.0 + 1e-12)):
+        raise ValueError(
+            f"With {k} judges `rho_grid` must be a non-empty array of shape (S, {k}) of "
+            "reliance vectors: nonnegative entries summing to at most 1 on each row; got "
+            f"shape {rho.shape}."
+        )
+    return rho
 
 
 def effective_observations(
@@ -130,22 +218,28 @@ def effective_observations(
 ) -> FloatArray:
     """R-AutoEval+'s effective observations ``q_i(rho) = h_i + rho (ubar_i - g_i)``.
 
+    With ``k >= 2`` judges (one column each) the reliance factor is a vector ``w`` and
+    ``q_i(w) = h_i + sum_j w_j (ubar_ij - g_ij)``.
+
     Parameters
     ----------
     loss_labeled : array-like of shape (n,)
         Losses ``h_i`` with the true labels, in [0, 1].
-    loss_judge_labeled : array-like of shape (n,)
-        Losses ``g_i`` with the judge's labels on the same examples.
-    loss_judge_unlabeled : array-like of shape (N,), N >= n
+    loss_judge_labeled : array-like of shape (n,) or (n, k)
+        Losses ``g_i`` with the judge's labels on the same examples (one column per judge;
+        ``(n, 1)`` is the same as ``(n,)``).
+    loss_judge_unlabeled : array-like of shape (N,) or (N, k), N >= n
         Judge losses on unlabeled examples; block means of ``r = floor(N / n)`` consecutive
-        entries give ``ubar_i`` (leftovers dropped).
-    rho : float or array-like of shape (S,)
-        Reliance factors in [0, 1].
+        rows give ``ubar_i`` (leftovers dropped).
+    rho : float or array-like of shape (S,); with k >= 2 judges array-like of shape (S, k) or (k,)
+        Reliance factors in [0, 1]; with several judges reliance vectors with nonnegative
+        entries summing to at most 1.
 
     Returns
     -------
     q : ndarray of shape (S, n)
-        ``q[s]`` lies in ``[-rho_s, 1 + rho_s]`` and is unbiased for the risk.
+        ``q[s]`` lies in ``[-|w_s|, 1 + |w_s|]`` (``|w_s| = rho_s``, or the sum of the entries of
+        the vector) and is unbiased for the risk.
 
     Examples
     --------
@@ -158,6 +252,11 @@ def effective_observations(
     h, g, u, _ = _check_losses(loss_labeled, loss_judge_labeled, loss_judge_unlabeled, "plus")
     if g is None or u is None:
         raise ValueError("`loss_judge_labeled` and `loss_judge_unlabeled` are required.")
+    if _n_judges(g) > 1:
+        k = _n_judges(g)
+        w = as_float_array(rho, "rho", f"reliance vectors of shape (S, {k})")
+        return _observations(h, g, u, _check_rho_grid(w.reshape(1, -1) if w.ndim == 1 else w,
+                                                      k))
     rho = np.atleast_1d(as_float_array(rho, "rho", "reliance factors in [0, 1]"))
     if rho.ndim != 1 or rho.size == 0 or np.any(~np.isfinite(rho)) or np.any((rho < 0) | (rho > 1)):
         raise ValueError("`rho` must be a non-empty 1-d array of reliance factors in [0, 1].")
@@ -166,12 +265,24 @@ def effective_observations(
 
 def _observations(h, g, u, rho):
     if u is None:
-        return np.broadcast_to(h, (rho.size, h.size)).copy()
+        return np.broadcast_to(h, (rho.shape[0], h.size)).copy()
     n = h.size
+    if rho.ndim == 2:  # several judges: q[s] = h + sum_j w_sj (ubar_j - g_j)
+        reach = _reach(rho)
+        q = h[None, :] + rho @ _corrections(g, u, n).T
+        return np.clip(q, -reach[:, None], 1.0 + reach[:, None]) + 0.0
     r = u.size // n
     ubar = u[: n * r].reshape(n, r).mean(axis=1)
     q = h[None, :] + rho[:, None] * (ubar - g)[None, :]
     return np.clip(q, -rho[:, None], 1.0 + rho[:, None]) + 0.0  # rounding guard; no -0.0
+
+
+def _corrections(g, u, n):
+    """``d = ubar - g`` of each labeled example: shape (n,) for one judge, (n, k) for k, each
+    entry in [-1, 1] (``ubar``: means of blocks of ``r = floor(N / n)`` unlabeled rows)."""
+    r = u.shape[0] // n
+    ubar = u[: n * r].reshape((n, r) + u.shape[1:]).mean(axis=1)
+    return ubar - g
 
 
 # --------------------------------------------------------------------------------------------
@@ -197,8 +308,9 @@ class RAutoEvalResult:
     stopping_index : int or None
         0-based index of the first round with ``E_i >= 1 / delta`` (so ``stopping_index + 1``
         labeled examples were needed), ``None`` if it never crosses.
-    rho_grid : ndarray of shape (S,)
-        Reliance factors (``[0]`` for R-Eval, ``[1]`` for R-AutoEval).
+    rho_grid : ndarray of shape (S,), or (S, k) with k >= 2 judges
+        Reliance factors (``[0]`` for R-Eval, ``[1]`` for R-AutoEval); with several judges the
+        reliance vectors (R-Eval: the zero vector, R-AutoEval: ``1/k`` on every judge).
     rho_prior : ndarray of shape (S,)
         Initial weights ``w_s0``.
     rho_weights : ndarray of shape (S, n_rounds)
@@ -247,7 +359,7 @@ class RAutoEvalResult:
             f"RAutoEvalResult(certified={self.certified}, pvalue={self.pvalue:.4g}, "
             f"alpha={self.alpha:g}, delta={self.delta:g}, "
             f"stopping_index={self.stopping_index}, method={self.method!r}, "
-            f"n_rounds={self.log_eprocess.size}, n_rho={self.rho_grid.size})"
+            f"n_rounds={self.log_eprocess.size}, n_rho={self.rho_grid.shape[0]})"
         )
 
 
@@ -264,8 +376,9 @@ def _result_from_fields(fields):
 def _core_test(q, rho, log_prior, alpha, delta, strategy, early_stopping, n_total):
     rows, n = q.shape
     log_threshold = np.log(1.0 / delta)
+    reach = _reach(rho)
     bets, logw = _run(
-        q, alpha, -rho, 1.0 + rho, strategy, delta=delta, n_total=n_total,
+        q, alpha, -reach, 1.0 + reach, strategy, delta=delta, n_total=n_total,
         log_prior=log_prior if early_stopping else None,
         log_threshold=log_threshold if early_stopping else None,
     )
@@ -318,10 +431,11 @@ def _prepare(loss_labeled, loss_judge_labeled, loss_judge_unlabeled, alpha, delt
     h, g, u, run_method = _check_losses(
         loss_labeled, loss_judge_labeled, loss_judge_unlabeled, method, suffix
     )
-    rho, log_prior = _rho_setup(run_method, n_rho, rho_grid, rho_prior)
+    k = 1 if g is None else _n_judges(g)
+    rho, log_prior = _rho_setup(run_method, n_rho, rho_grid, rho_prior, k)
     strategy = _resolve_betting(betting)
     q = _observations(h, g, u, rho)
-    r = 0 if u is None else u.size // h.size
+    r = 0 if u is None else u.shape[0] // h.size
     return q, rho, log_prior, alpha, delta, strategy, run_method, r, h
 
 
@@ -427,7 +541,7 @@ def rautoeval_test(
         )
     if np.all(h >= 1.0):
         warn(_all_wrong_message(f"(all {h.size})"))
-    msg = _impossible_message(q.shape[1], rho, alpha, delta)
+    msg = _impossible_message(q.shape[1], _reach(rho), alpha, delta)
     if msg is not None:
         warn(msg)
     out = _core_test(q, rho, log_prior, alpha, delta, strategy, early_stopping, q.shape[1])
@@ -833,6 +947,20 @@ _CONSTRUCTIONS = ("plugin", "paper")
 _PLUGIN_CAP = 0.75
 # Reliance factors searched by the plug-in rule when `rho_grid` is not given.
 _PLUGIN_RHO = np.linspace(0.0, 1.0, 101)
+# Reliance vectors searched by the plug-in rule with k >= 2 judges: the scaled simplex with the
+# finest step 1/m (m <= 50) giving at most this many vectors (k = 2: step 0.02, 1326 vectors;
+# k = 3: step 0.05; k = 4: step 1/12).
+_PLUGIN_MAX_VECTORS = 2000
+
+
+def _plugin_grid(k):
+    """Default reliance vectors of the plug-in rule with ``k >= 2`` judges."""
+    m = 50
+    while m > 1 and _simplex_size(k, m) > _PLUGIN_MAX_VECTORS:
+        m -= 1
+    return _simplex_grid(k, m)
+
+
 # The plug-in rule re-selects rho at every round up to this one, then about this many times
 # per doubling of the round index (its cost is then O(n + grid * log n)).
 _PLUGIN_FULL_ROUNDS = 64
@@ -867,6 +995,8 @@ def _plugin_rounds(h, d, d_range, rho, side, level, n_total):
     ``log W(a) = sum_t log(1 + lam_t(a) (a - x_t))`` with ``lam_t(a) = min(s_t, c / (edge_t -
     a))``.
     """
+    if d is not None and d.ndim == 2:
+        return _plugin_rounds_judges(h, d, d_range, rho, side, level, n_total)
     n = h.size
     L = np.log(1.0 / level)
     dd = np.zeros(n) if d is None else d
@@ -904,6 +1034,63 @@ def _plugin_rounds(h, d, d_range, rho, side, level, n_total):
     return -x, -rho_t * d_min, s, rho_t
 
 
+def _past_sums(v):
+    """Sums over the rounds before each round, along axis 0 (``out[t] = sum_{j<t} v[j]``)."""
+    out = np.zeros_like(v, dtype=float)
+    np.cumsum(v[:-1], axis=0, out=out[1:])
+    return out
+
+
+def _plugin_rounds_judges(h, d, d_range, rho, side, level, n_total):
+    """:func:`_plugin_rounds` with ``k >= 2`` judges: ``d`` (n, k), reliance vectors ``rho``
+    (S, k) with nonnegative entries, ``x_t = h_t + w_t . d_t`` in ``[|w_t| d_min, 1 + |w_t|
+    d_max]`` (``|w| = sum_j w_j``).
+
+    The same rule as for one judge, with the past (co)variances: ``sigma2_t(w) = ((1 + |w|_2**2)
+    / 4 + sum_{j<t} (x_j(w) - xbar(w))**2) / t`` from the past sums of ``h``, ``d``, ``h**2``,
+    ``h d`` and ``d d^T``; ``w_t`` minimises the predicted half-width at the checkpoints, using
+    rounds ``< t`` only. Returns ``(x, edge, s, w_t)`` (``w_t`` of shape (n, k))."""
+    n = h.size
+    L = np.log(1.0 / level)
+    cps = _plugin_checkpoints(n)
+    s_h, s_hh = _past_sums(h), _past_sums(h * h)
+    s_d, s_hd = _past_sums(d), _past_sums(h[:, None] * d)
+    s_dd = _past_sums(d[:, :, None] * d[:, None, :])  # (n, k, k)
+
+    def sigma2_of(t, w, at):  # w: (..., k) per row of ``at`` (rounds), broadcast
+        k_ = t.astype(float)
+        sx = s_h[at] + np.einsum("...j,...j->...", w, s_d[at])
+        ss = (s_hh[at] + 2.0 * np.einsum("...j,...j->...", w, s_hd[at])
+              + np.einsum("...i,...ij,...j->...", w, s_dd[at], w))
+        ss = np.where(k_ > 0, ss - sx**2 / np.maximum(k_, 1.0), 0.0)
+        return ((1.0 + np.sum(w * w, axis=-1)) / 4.0 + np.maximum(ss, 0.0)) / (k_ + 1.0)
+
+    d_min, d_max = d_range
+    reach = rho.sum(axis=1)
+    # (checkpoints, S): the quadratic form expanded once per checkpoint
+    k_ = cps.astype(float)[:, None]
+    sx = s_h[cps, None] + s_d[cps] @ rho.T
+    quad = np.einsum("sj,cjl,sl->cs", rho, s_dd[cps], rho, optimize=True)
+    ss = s_hh[cps, None] + 2.0 * (s_hd[cps] @ rho.T) + quad
+    ss = np.where(k_ > 0, ss - sx**2 / np.maximum(k_, 1.0), 0.0)
+    sigma2 = ((1.0 + np.sum(rho * rho, axis=1))[None, :] / 4.0 + np.maximum(ss, 0.0)) / (k_ + 1)
+    rhat = (0.5 + s_h[cps, None]) / (k_ + 1.0)
+    span = (1.0 + reach[None, :] * d_max - rhat) if side == "upper" else \
+        (rhat - reach[None, :] * d_min)
+    cap = _PLUGIN_CAP / np.maximum(span, 1e-12)
+    lam = np.minimum(np.sqrt(2.0 * L / (n_total * sigma2)), cap)
+    width = L / (n_total * lam) + lam * sigma2 / 2.0
+    chosen = np.argmin(width, axis=1)  # ties: the first vector in the grid's order
+    idx = chosen[np.searchsorted(cps, np.arange(n), side="right") - 1]
+    w_t = rho[idx]
+    sigma2_t = sigma2_of(np.arange(n), w_t, np.arange(n))
+    s = np.sqrt(2.0 * L / (n_total * sigma2_t))
+    x = h + np.sum(w_t * d, axis=1)
+    if side == "upper":
+        return x, 1.0 + reach[idx] * d_max, s, w_t
+    return -x, -reach[idx] * d_min, s, w_t
+
+
 def _plugin_log_wealth(x, edge, s, a):
     """``log W_t(a) = sum_{j<=t} log(1 + lam_j(a) (a - x_j))``, ``lam_j(a) = min(s_j,
     c / (edge_j - a))``; each factor is nondecreasing in ``a`` (see the user guide), so is the
@@ -932,6 +1119,8 @@ def _plugin_side(h, g, u, rho, side, level, tol):
     n = h.size
     if u is None or not np.any(rho > 0):
         rho, d = np.zeros(1), None
+    elif rho.ndim == 2:
+        d = _corrections(g, u, n)                              # (n, k), in [-1, 1]
     else:
         r = u.size // n
         d = u[: n * r].reshape(n, r).mean(axis=1) - g       # ubar_t - g_t in [-1, 1]
@@ -1083,15 +1272,16 @@ def rautoeval_confidence_interval(
     d_up = {"two-sided": split * delta, "upper": delta, "lower": 0.0}[side]
     d_lo = {"two-sided": (1.0 - split) * delta, "upper": 0.0, "lower": delta}[side]
     if construction == "paper":
-        high = _upper_bound(q, rho, log_prior, d_up, strategy, tol) if d_up > 0 else 1.0
-        mirrored = np.clip(1.0 - q, -rho[:, None], 1.0 + rho[:, None])  # m + M - q, m + M = 1
-        low = (1.0 - _upper_bound(mirrored, rho, log_prior, d_lo, strategy, tol)
+        reach = _reach(rho)
+        high = _upper_bound(q, reach, log_prior, d_up, strategy, tol) if d_up > 0 else 1.0
+        mirrored = np.clip(1.0 - q, -reach[:, None], 1.0 + reach[:, None])  # m + M - q = 1 - q
+        low = (1.0 - _upper_bound(mirrored, reach, log_prior, d_lo, strategy, tol)
                if d_lo > 0 else 0.0)
     else:
         _, g, u, _ = _check_losses(loss_labeled, loss_judge_labeled, loss_judge_unlabeled,
                                    run_method)
         if run_method == "plus" and rho_grid is None:
-            rho = _PLUGIN_RHO
+            rho = _PLUGIN_RHO if rho.ndim == 1 else _plugin_grid(rho.shape[1])
         high = _plugin_side(h, g, u, rho, "upper", d_up, tol)[0] if d_up > 0 else 1.0
         low = _plugin_side(h, g, u, rho, "lower", d_lo, tol)[0] if d_lo > 0 else 0.0
     low = float(max(low, 0.0))
