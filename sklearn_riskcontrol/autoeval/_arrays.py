@@ -425,7 +425,7 @@ def _all_wrong_message(subject):
 
 
 def _prepare(loss_labeled, loss_judge_labeled, loss_judge_unlabeled, alpha, delta, method,
-             betting, n_rho, rho_grid, rho_prior, suffix=""):
+             betting, n_rho, rho_grid, rho_prior, suffix="", observations=True):
     alpha = check_level(alpha, "alpha")
     delta = check_level(delta, "delta")
     h, g, u, run_method = _check_losses(
@@ -434,7 +434,7 @@ def _prepare(loss_labeled, loss_judge_labeled, loss_judge_unlabeled, alpha, delt
     k = 1 if g is None else _n_judges(g)
     rho, log_prior = _rho_setup(run_method, n_rho, rho_grid, rho_prior, k)
     strategy = _resolve_betting(betting)
-    q = _observations(h, g, u, rho)
+    q = _observations(h, g, u, rho) if observations else None  # not used by the plug-in
     r = 0 if u is None else u.shape[0] // h.size
     return q, rho, log_prior, alpha, delta, strategy, run_method, r, h
 
@@ -1041,6 +1041,18 @@ def _past_sums(v):
     return out
 
 
+def _judge_checkpoints(n):
+    """Rounds (0-based) at which the plug-in rule with several judges re-selects its reliance
+    vector: every round before ``_PLUGIN_FULL_ROUNDS``, then geometrically, ``t -> t + t //
+    _PLUGIN_FULL_ROUNDS`` (about 44 selections per doubling of ``t``: 690 at ``n = 10**6``)."""
+    cps = list(range(min(n, _PLUGIN_FULL_ROUNDS)))
+    t = _PLUGIN_FULL_ROUNDS
+    while t < n:
+        cps.append(t)
+        t += t // _PLUGIN_FULL_ROUNDS
+    return np.array(cps, dtype=np.int64)
+
+
 def _plugin_rounds_judges(h, d, d_range, rho, side, level, n_total):
     """:func:`_plugin_rounds` with ``k >= 2`` judges: ``d`` (n, k), reliance vectors ``rho``
     (S, k) with nonnegative entries, ``x_t = h_t + w_t . d_t`` in ``[|w_t| d_min, 1 + |w_t|
@@ -1048,42 +1060,47 @@ def _plugin_rounds_judges(h, d, d_range, rho, side, level, n_total):
 
     The same rule as for one judge, with the past (co)variances: ``sigma2_t(w) = ((1 + |w|_2**2)
     / 4 + sum_{j<t} (x_j(w) - xbar(w))**2) / t`` from the past sums of ``h``, ``d``, ``h**2``,
-    ``h d`` and ``d d^T``; ``w_t`` minimises the predicted half-width at the checkpoints, using
-    rounds ``< t`` only. Returns ``(x, edge, s, w_t)`` (``w_t`` of shape (n, k))."""
-    n = h.size
+    ``h d`` and ``d d^T``; ``w_t`` minimises the predicted half-width at the rounds of
+    :func:`_judge_checkpoints`, using rounds ``< t`` only, and is kept in between. Returns
+    ``(x, edge, s, w_t)`` (``w_t`` of shape (n, k))."""
+    n, k = d.shape
     L = np.log(1.0 / level)
-    cps = _plugin_checkpoints(n)
+    pairs = [(i, j) for i in range(k) for j in range(i, k)]  # upper triangle of d d^T
     s_h, s_hh = _past_sums(h), _past_sums(h * h)
     s_d, s_hd = _past_sums(d), _past_sums(h[:, None] * d)
-    s_dd = _past_sums(d[:, :, None] * d[:, None, :])  # (n, k, k)
+    s_dd = _past_sums(np.column_stack([d[:, i] * d[:, j] for i, j in pairs]))
+    mult = np.array([1.0 if i == j else 2.0 for i, j in pairs])
 
-    def sigma2_of(t, w, at):  # w: (..., k) per row of ``at`` (rounds), broadcast
-        k_ = t.astype(float)
-        sx = s_h[at] + np.einsum("...j,...j->...", w, s_d[at])
-        ss = (s_hh[at] + 2.0 * np.einsum("...j,...j->...", w, s_hd[at])
-              + np.einsum("...i,...ij,...j->...", w, s_dd[at], w))
-        ss = np.where(k_ > 0, ss - sx**2 / np.maximum(k_, 1.0), 0.0)
-        return ((1.0 + np.sum(w * w, axis=-1)) / 4.0 + np.maximum(ss, 0.0)) / (k_ + 1.0)
+    def sigma2_of(at, w):
+        """``sigma2_t(w)`` (m, S) at rounds ``at`` (m,) for the vectors ``w`` (S, k)."""
+        t = at.astype(float)[:, None]
+        sx = s_h[at, None] + s_d[at] @ w.T
+        wp = np.column_stack([w[:, i] * w[:, j] for i, j in pairs]) * mult
+        ss = s_hh[at, None] + 2.0 * (s_hd[at] @ w.T) + s_dd[at] @ wp.T
+        ss = np.where(t > 0, ss - sx**2 / np.maximum(t, 1.0), 0.0)
+        return ((1.0 + np.sum(w * w, axis=1))[None, :] / 4.0 + np.maximum(ss, 0.0)) / (t + 1.0)
 
     d_min, d_max = d_range
     reach = rho.sum(axis=1)
-    # (checkpoints, S): the quadratic form expanded once per checkpoint
-    k_ = cps.astype(float)[:, None]
-    sx = s_h[cps, None] + s_d[cps] @ rho.T
-    quad = np.einsum("sj,cjl,sl->cs", rho, s_dd[cps], rho, optimize=True)
-    ss = s_hh[cps, None] + 2.0 * (s_hd[cps] @ rho.T) + quad
-    ss = np.where(k_ > 0, ss - sx**2 / np.maximum(k_, 1.0), 0.0)
-    sigma2 = ((1.0 + np.sum(rho * rho, axis=1))[None, :] / 4.0 + np.maximum(ss, 0.0)) / (k_ + 1)
-    rhat = (0.5 + s_h[cps, None]) / (k_ + 1.0)
+    cps = _judge_checkpoints(n)
+    sigma2 = sigma2_of(cps, rho)  # (checkpoints, S)
+    rhat = (0.5 + s_h[cps, None]) / (cps.astype(float)[:, None] + 1.0)
     span = (1.0 + reach[None, :] * d_max - rhat) if side == "upper" else \
         (rhat - reach[None, :] * d_min)
     cap = _PLUGIN_CAP / np.maximum(span, 1e-12)
     lam = np.minimum(np.sqrt(2.0 * L / (n_total * sigma2)), cap)
     width = L / (n_total * lam) + lam * sigma2 / 2.0
     chosen = np.argmin(width, axis=1)  # ties: the first vector in the grid's order
-    idx = chosen[np.searchsorted(cps, np.arange(n), side="right") - 1]
+    seg = np.searchsorted(cps, np.arange(n), side="right") - 1  # checkpoint of each round
+    idx = chosen[seg]
     w_t = rho[idx]
-    sigma2_t = sigma2_of(np.arange(n), w_t, np.arange(n))
+    # sigma2_t(w_t) of every round, the vector of its segment: O(n k^2)
+    t = np.arange(n, dtype=float)
+    sx = s_h + np.einsum("tj,tj->t", w_t, s_d)
+    wp = np.column_stack([w_t[:, i] * w_t[:, j] for i, j in pairs]) * mult
+    ss = s_hh + 2.0 * np.einsum("tj,tj->t", w_t, s_hd) + np.einsum("tp,tp->t", wp, s_dd)
+    ss = np.where(t > 0, ss - sx**2 / np.maximum(t, 1.0), 0.0)
+    sigma2_t = ((1.0 + np.einsum("tj,tj->t", w_t, w_t)) / 4.0 + np.maximum(ss, 0.0)) / (t + 1.0)
     s = np.sqrt(2.0 * L / (n_total * sigma2_t))
     x = h + np.sum(w_t * d, axis=1)
     if side == "upper":
@@ -1262,7 +1279,7 @@ def rautoeval_confidence_interval(
         )
     q, rho, log_prior, _, delta, strategy, run_method, _, h = _prepare(
         loss_labeled, loss_judge_labeled, loss_judge_unlabeled, 0.5, delta, method, betting,
-        n_rho, rho_grid, rho_prior,
+        n_rho, rho_grid, rho_prior, observations=construction == "paper",
     )
     if run_method != method:
         warn(
