@@ -216,3 +216,35 @@ def test_errors_name_the_fix():
     with pytest.raises(ValueError, match="the same judges"):
         rautoeval_difference_interval(L, np.zeros((50, 2, 2)), np.zeros((200, 2, 3)),
                                       delta=DELTA)
+
+
+def test_estimator_takes_a_list_of_judges():
+    from sklearn.datasets import make_classification
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.tree import DecisionTreeClassifier
+
+    from sklearn_riskcontrol.autoeval import RAutoEvalPlus
+
+    X, y = make_classification(1500, n_features=6, random_state=0)
+    model = LogisticRegression().fit(X[:300], y[:300])
+    j1 = DecisionTreeClassifier(max_depth=5, random_state=0).fit(X[300:700], y[300:700])
+    j2 = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X[300:700], y[300:700])
+    Xe, ye = X[700:], y[700:].copy()
+    ye[150:] = -1
+    est = RAutoEvalPlus(model, autoevaluator=[j1, j2], alpha=0.3, delta=DELTA,
+                        random_state=0).fit(Xe, ye)
+    lab, unl = est.labeled_indices_, est.unlabeled_indices_
+    pred = model.predict(Xe)
+    want_g = np.column_stack([j.predict(Xe[lab]) != pred[lab] for j in (j1, j2)])
+    want_u = np.column_stack([j.predict(Xe[unl]) != pred[unl] for j in (j1, j2)])
+    np.testing.assert_array_equal(est.loss_judge_labeled_, want_g)
+    np.testing.assert_array_equal(est.loss_judge_unlabeled_, want_u)
+    direct = rautoeval_test(est.loss_labeled_, want_g, want_u, alpha=0.3, delta=DELTA)
+    assert est.pvalue_ == direct.pvalue and est.n_unlabeled_ == unl.size
+    single = RAutoEvalPlus(model, autoevaluator=j1, alpha=0.3, delta=DELTA,
+                           random_state=0).fit(Xe, ye)
+    listed = RAutoEvalPlus(model, autoevaluator=[j1], alpha=0.3, delta=DELTA,
+                           random_state=0).fit(Xe, ye)
+    assert listed.pvalue_ == single.pvalue_
+    with pytest.raises(ValueError, match="entries \\[1\\] are neither"):
+        RAutoEvalPlus(model, autoevaluator=[j1, "judge"], alpha=0.3).fit(Xe, ye)
