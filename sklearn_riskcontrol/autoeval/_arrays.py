@@ -13,6 +13,16 @@ Effective observations (one candidate)
     ``[-rho, 1 + rho]``. R-Eval uses ``rho = 0``, R-AutoEval ``rho = 1`` and R-AutoEval+ the grid
     ``rho_s = linspace(0, 1, S)`` with prior weights ``w_s0 = 1 / S``.
 
+Several judges
+    Judge losses of shape ``(n, k)`` and ``(N, k)`` (one column per judge; ``(n, 1)`` is one
+    judge) give corrections ``d_ij = ubar_ij - g_ij``, each unbiased for 0, and the reliance
+    factor becomes a vector ``w`` with ``w_j >= 0`` and ``|w| = sum_j w_j <= 1``:
+    ``q_i(w) = h_i + w . d_i`` is unbiased for ``R`` whatever the judges and lies in
+    ``[-|w|, 1 + |w|]``. The mixture test runs over a grid of vectors on this scaled simplex
+    (default: step ``1 / (n_rho - 1)``, coarsened for ``k >= 3`` to at most
+    ``max(n_rho, 100)`` vectors; ``k = 2``: 55 vectors), the plug-in interval picks ``w_t``
+    from rounds ``< t`` only. R-AutoEval uses ``w = (1/k, ..., 1/k)``.
+
 Testing by betting
     Each ``rho_s`` has its own betting e-process ``E_s,i`` (``M - alpha = 1 + rho_s - alpha``,
     see :mod:`~sklearn_riskcontrol.evalues.betting`). R-AutoEval+ bets the fraction
@@ -463,12 +473,14 @@ def rautoeval_test(
     ----------
     loss_labeled : array-like of shape (n,)
         Losses with the true (human) labels, in [0, 1].
-    loss_judge_labeled : array-like of shape (n,), default=None
+    loss_judge_labeled : array-like of shape (n,) or (n, k), default=None
         Losses with the auto-evaluator's labels on the same examples (required unless
-        ``method="eval"``).
-    loss_judge_unlabeled : array-like of shape (N,), default=None
+        ``method="eval"``). Several judges: one column each (see the module docstring); the
+        test mixes over reliance vectors, so its guarantee holds whatever the judges.
+    loss_judge_unlabeled : array-like of shape (N,) or (N, k), default=None
         Auto-evaluator losses on ``N >= n`` unlabeled examples, used in blocks of
-        ``r = floor(N / n)``. ``None`` (or empty) reduces every method to R-Eval, with a
+        ``r = floor(N / n)`` rows (the same judges, in the same column order). ``None`` (or
+        empty) reduces every method to R-Eval, with a
         :class:`~sklearn_riskcontrol.RiskControlWarning`.
     alpha : float in (0, 1)
         Tolerated risk.
@@ -484,9 +496,13 @@ def rautoeval_test(
         ``UniversalPortfolio(prior="reference")`` for the paper's grid); ``"wsr"``: WSR bets
         (``O(S n)``, several times cheaper).
     n_rho : int, default=10
-        Number of reliance factors ``linspace(0, 1, n_rho)`` of R-AutoEval+.
+        Number of reliance factors ``linspace(0, 1, n_rho)`` of R-AutoEval+. With ``k >= 2``
+        judges: reliance vectors on the scaled simplex with step ``1 / (n_rho - 1)``, coarsened
+        to at most ``max(n_rho, 100)`` vectors.
     rho_grid : array-like, default=None
-        Explicit reliance factors in [0, 1] (overrides ``n_rho``; ``method="plus"`` only).
+        Explicit reliance factors in [0, 1] (overrides ``n_rho``; ``method="plus"`` only);
+        with ``k >= 2`` judges an array (S, k) of vectors with nonnegative entries summing to
+        at most 1.
     rho_prior : array-like, default=None
         Initial weights ``w_s0`` (normalised); ``None`` = uniform.
     early_stopping : bool, default=False
@@ -1175,7 +1191,11 @@ def rautoeval_confidence_interval(
       (ubar_t - g_t)`` whose reliance factor ``rho_t`` is chosen from rounds ``< t`` only
       (predictable), by minimising the half-width predicted from the past variance of
       ``h + rho (ubar - g)`` and from the range ``[-rho, 1 + rho]``; ``R-Eval`` and
-      ``R-AutoEval`` fix ``rho_t = 0`` and ``1``. The bets are
+      ``R-AutoEval`` fix ``rho_t = 0`` and ``1``. With ``k >= 2`` judges ``rho_t`` is a
+      vector ``w_t`` (``w_tj >= 0``, ``sum_j w_tj <= 1``) chosen the same way from the past
+      covariances of ``h`` and the judges' corrections, among the vectors of ``rho_grid``
+      (default: the scaled simplex with step 0.02 for two judges, at most 2000 vectors for
+      more), re-selected at every round up to 64, then about 44 times per doubling of ``t``. The bets are
       ``lambda_t(alpha) = min(s_t, 0.75 / (1 + rho_t - alpha))`` (upper bound) with the
       variance-adaptive size ``s_t = sqrt(2 log(1 / delta_u) / (n sigma2_t))``, and the mirror
       image for the lower bound; each wealth factor is nonnegative and monotone in ``alpha``.
@@ -1193,7 +1213,8 @@ def rautoeval_confidence_interval(
     Parameters
     ----------
     loss_labeled, loss_judge_labeled, loss_judge_unlabeled : array-like
-        As in :func:`rautoeval_test`.
+        As in :func:`rautoeval_test` (judge losses of shape (n, k) and (N, k) for ``k``
+        judges).
     delta : float in (0, 1)
         Miscoverage: ``P(low <= R <= high) >= 1 - delta``.
     side : {"two-sided", "upper", "lower"}, default="two-sided"
@@ -1215,8 +1236,9 @@ def rautoeval_confidence_interval(
         ``n = 10**5``).
     n_rho, rho_grid, rho_prior
         As in :func:`rautoeval_test` for ``construction="paper"``. With ``"plugin"``,
-        ``rho_t`` is searched in ``rho_grid`` (default ``linspace(0, 1, 101)``);
-        ``n_rho`` and ``rho_prior`` (mixture settings) are not used.
+        ``rho_t`` is searched in ``rho_grid`` (default ``linspace(0, 1, 101)``; several
+        judges: the vectors above); ``n_rho`` and ``rho_prior`` (mixture settings) are not
+        used.
     split : float in (0, 1), default=0.5
         Share of ``delta`` spent on the upper bound (two-sided only).
     tol : float, default=1e-6
@@ -1259,6 +1281,19 @@ def rautoeval_confidence_interval(
     >>> paper = rautoeval_confidence_interval(h, g, u, delta=0.1, construction="paper")
     >>> round(ci.high - ci.low, 3), round(paper.high - paper.low, 3)
     (0.048, 0.052)
+
+    Two judges, each right on 75% of the examples with independent errors, one column each
+    (widths of one draw; over 1000 draws with n = 200 the interval with both judges is about
+    6% narrower than with either alone, see :ref:`autoeval-judges`):
+
+    >>> def judge(x):
+    ...     return np.where(rng.random(x.size) < 0.75, x, 1 - x)
+    >>> G = np.column_stack([judge(h), judge(h)])           # (n, 2)
+    >>> U = np.column_stack([judge(h_u), judge(h_u)])       # (N, 2)
+    >>> both = rautoeval_confidence_interval(h, G, U, delta=0.1)
+    >>> alone = [rautoeval_confidence_interval(h, G[:, j], U[:, j], delta=0.1) for j in (0, 1)]
+    >>> round(both.high - both.low, 3), [round(c.high - c.low, 3) for c in alone]
+    (0.086, [0.086, 0.088])
     """
     if side not in ("two-sided", "upper", "lower"):
         raise ValueError(f"`side` must be 'two-sided', 'upper' or 'lower'; got {side!r}.")
