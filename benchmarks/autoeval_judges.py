@@ -34,7 +34,7 @@ intervals (checked as in ``_common.exceeds``: a miscoverage above delta by more 
 ``3 sqrt(delta (1 - delta) / reps)`` is a wrong result, exit status 1, in quick mode too).
 
 Run: ``python benchmarks/autoeval_judges.py`` (1000 repetitions per case) or ``--quick``
-(100 repetitions; the width targets are printed, a coverage shortfall still fails).
+(60 repetitions; the width targets are printed, a coverage shortfall still fails).
 ``--reps`` and ``--cases`` override.
 """
 
@@ -140,13 +140,13 @@ def run_case(case, reps, seed):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
-                        help="100 repetitions per case; width targets printed, a coverage "
+                        help="60 repetitions per case; width targets printed, a coverage "
                              "shortfall fails")
     parser.add_argument("--reps", type=int, default=None)
     parser.add_argument("--cases", default=",".join(CASES))
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    reps = args.reps or (100 if args.quick else 1000)
+    reps = args.reps or (60 if args.quick else 1000)
     cases = args.cases.split(",")
     unknown = set(cases) - set(CASES)
     if unknown:

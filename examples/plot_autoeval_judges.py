@@ -85,16 +85,19 @@ fig.tight_layout()
 # gives one column of judge losses.
 from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import train_test_split
 from sklearn.tree import DecisionTreeClassifier
 
 from sklearn_riskcontrol.autoeval import RAutoEvalPlus
 
 X, y = make_classification(n_samples=4000, n_features=10, random_state=0)
-model = LogisticRegression().fit(X[:500], y[:500])
-judges = [DecisionTreeClassifier(max_depth=d, random_state=0).fit(X[500:1500], y[500:1500])
+X_model, X_rest, y_model, y_rest = train_test_split(X, y, train_size=500, random_state=0)
+X_judge, X_eval, y_judge, y_eval = train_test_split(X_rest, y_rest, train_size=1000,
+                                                    random_state=0)
+model = LogisticRegression().fit(X_model, y_model)
+judges = [DecisionTreeClassifier(max_depth=d, random_state=0).fit(X_judge, y_judge)
           for d in (3, 6)]
-X_eval, y_semi = X[1500:], y[1500:].copy()
-y_semi[300:] = -1  # 300 labeled rows, 2,200 unlabeled
+y_semi = np.where(rng.permutation(y_eval.size) < 300, y_eval, -1)  # 300 labeled, 2,200 not
 cert = RAutoEvalPlus(model, autoevaluator=judges, alpha=0.2, delta=0.1,
                      random_state=0).fit(X_eval, y_semi)
 print(cert.loss_judge_labeled_.shape, cert.loss_judge_unlabeled_.shape)
