@@ -65,6 +65,21 @@ def exceeds(mean, bound, reps, z=3.0):
     return mean > bound + z * math.sqrt(bound * (1 - bound) / reps)
 
 
+def parse_cases(parser, cases, reps, argv=None):
+    """Add ``--reps``, ``--cases`` and ``--seed`` to ``parser`` (which has ``--quick``), parse
+    ``argv`` and return ``(args, repetitions, chosen cases)``; ``reps`` is ``(quick, full)``
+    and an unknown case is a usage error."""
+    parser.add_argument("--reps", type=int, default=None)
+    parser.add_argument("--cases", default=",".join(cases))
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    chosen = args.cases.split(",")
+    unknown = set(chosen) - set(cases)
+    if unknown:
+        parser.error(f"unknown case(s): {', '.join(sorted(unknown))}; known: {', '.join(cases)}")
+    return args, args.reps or (reps[0] if args.quick else reps[1]), chosen
+
+
 def fail_if(wrong):
     """Exit with status 1 naming each wrong result in ``wrong`` (called after the tables are
     printed, so that the whole output is there to read)."""

@@ -54,7 +54,7 @@ import numpy as np
 from sklearn_riskcontrol import RiskControlWarning
 from sklearn_riskcontrol.autoeval import rautoeval_difference_interval
 
-from _common import exceeds, fail_if, met, require  # benchmarks/ is on sys.path as a script
+from _common import exceeds, fail_if, met, parse_cases, require  # benchmarks/ is on sys.path as a script
 
 DELTA = 0.1
 JUDGE_ERROR = 0.1
@@ -144,15 +144,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
                         help="200 repetitions per case; targets printed, never failing")
-    parser.add_argument("--reps", type=int, default=None)
-    parser.add_argument("--cases", default=",".join(CASES))
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    reps = args.reps or (200 if args.quick else 1000)
-    cases = args.cases.split(",")
-    unknown = set(cases) - set(CASES)
-    if unknown:
-        parser.error(f"unknown case(s): {', '.join(sorted(unknown))}; known: {', '.join(CASES)}")
+    args, reps, cases = parse_cases(parser, list(CASES), (200, 1000), argv)
     meths = methods()
     print(f"delta = {DELTA} (nominal coverage {1 - DELTA:g}); {reps} repetitions per case, the "
           "same draws for every method; coverage of risk_a - risk_b and mean width, +- one "

@@ -43,12 +43,16 @@ import time
 import warnings
 
 import numpy as np
+from _common import (  # benchmarks/ is on sys.path as a script
+    exceeds,
+    fail_if,
+    met,
+    parse_cases,
+)
 from scipy import stats
 
 from sklearn_riskcontrol import RiskControlWarning
 from sklearn_riskcontrol.autoeval import rautoeval_confidence_interval
-
-from _common import exceeds, fail_if, met  # benchmarks/ is on sys.path as a script
 
 DELTA = 0.1
 N_LABELED, N_UNLABELED = 200, 2000
@@ -142,15 +146,7 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true",
                         help="60 repetitions per case; width targets printed, a coverage "
                              "shortfall fails")
-    parser.add_argument("--reps", type=int, default=None)
-    parser.add_argument("--cases", default=",".join(CASES))
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    reps = args.reps or (60 if args.quick else 1000)
-    cases = args.cases.split(",")
-    unknown = set(cases) - set(CASES)
-    if unknown:
-        parser.error(f"unknown case(s): {', '.join(sorted(unknown))}; known: {', '.join(CASES)}")
+    args, reps, cases = parse_cases(parser, list(CASES), (60, 1000), argv)
     print(f"delta = {DELTA} (nominal coverage {1 - DELTA:g}); n = {N_LABELED}, N = "
           f"{N_UNLABELED}, risk {RISK}; {reps} repetitions per case, the same draws for every "
           "interval; coverage and mean width +- one Monte-Carlo standard error")

@@ -1195,8 +1195,9 @@ def rautoeval_confidence_interval(
       vector ``w_t`` (``w_tj >= 0``, ``sum_j w_tj <= 1``) chosen the same way from the past
       covariances of ``h`` and the judges' corrections, among the vectors of ``rho_grid``
       (default: the scaled simplex with step 0.02 for two judges, at most 2000 vectors for
-      more), re-selected at every round up to 64, then about 44 times per doubling of ``t``. The bets are
-      ``lambda_t(alpha) = min(s_t, 0.75 / (1 + rho_t - alpha))`` (upper bound) with the
+      more), re-selected at every round up to 64, then about 44 times per doubling of ``t``.
+      The bets are ``lambda_t(alpha) = min(s_t, 0.75 / (1 + rho_t - alpha))`` (upper bound;
+      ``1 + sum_j w_tj - alpha`` with several judges) with the
       variance-adaptive size ``s_t = sqrt(2 log(1 / delta_u) / (n sigma2_t))``, and the mirror
       image for the lower bound; each wealth factor is nonnegative and monotone in ``alpha``.
       No ``log S`` mixture cost, and the cap follows the actual ``alpha`` instead of the

@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _monte_carlo import slack
 
 from sklearn_riskcontrol import RiskControlWarning
 from sklearn_riskcontrol.autoeval import (
@@ -20,8 +21,6 @@ from sklearn_riskcontrol.autoeval import (
     rautoeval_test,
 )
 from sklearn_riskcontrol.autoeval._arrays import _plugin_grid, _simplex_grid, _test_grid
-
-from _monte_carlo import slack
 
 DELTA = 0.1
 

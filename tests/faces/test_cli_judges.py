@@ -62,9 +62,11 @@ def test_compare_with_one_file_per_judge_and_long_judge_columns(tmp_path, capsys
     assert (wide.diff_low[0], wide.diff_high[0]) == pytest.approx((ci.low, ci.high), rel=1e-12)
     rows = []
     for m, name in enumerate("AB"):
-        rows += [dict(model=name, example=f"l{i}", loss=L[i, m], ja=G[i, m, 0], jb=G[i, m, 1])
+        rows += [{"model": name, "example": f"l{i}", "loss": L[i, m], "ja": G[i, m, 0],
+                  "jb": G[i, m, 1]}
                  for i in range(len(L))]
-        rows += [dict(model=name, example=f"u{i}", loss=np.nan, ja=U[i, m, 0], jb=U[i, m, 1])
+        rows += [{"model": name, "example": f"u{i}", "loss": np.nan, "ja": U[i, m, 0],
+                  "jb": U[i, m, 1]}
                  for i in range(len(Lu))]
     long = tmp_path / "long.csv"
     pd.DataFrame(rows).to_csv(long, index=False)
