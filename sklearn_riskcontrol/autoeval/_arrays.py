@@ -1147,14 +1147,16 @@ def _plugin_upper(x, edge, s, level, tol, lo, hi):
     return _crossing(f, guess, max(sd / np.sqrt(n), 1e-3), tol, lo, hi)
 
 
-def _plugin_side(h, g, u, rho, side, level, tol):
+def _plugin_side(h, g, u, rho, side, level, tol, d=None):
     """One bound (``side`` "upper" or "lower") at level ``level`` by the plug-in construction;
-    ``u=None`` (or ``rho == [0]``) runs labels only. Returns ``(bound, rho_t)``."""
+    ``u=None`` (or ``rho == [0]``) runs labels only. Returns ``(bound, rho_t)``. Several judges
+    (``rho`` of shape (S, k)): ``d``, if given, is ``_corrections(g, u, n)`` computed once for
+    both sides."""
     n = h.size
     if u is None or not np.any(rho > 0):
         rho, d = np.zeros(1), None
     elif rho.ndim == 2:
-        d = _corrections(g, u, n)                              # (n, k), in [-1, 1]
+        d = _corrections(g, u, n) if d is None else d         # (n, k), in [-1, 1]
     else:
         r = u.size // n
         d = u[: n * r].reshape(n, r).mean(axis=1) - g       # ubar_t - g_t in [-1, 1]
@@ -1336,8 +1338,9 @@ def rautoeval_confidence_interval(
                                    run_method)
         if run_method == "plus" and rho_grid is None:
             rho = _PLUGIN_RHO if rho.ndim == 1 else _plugin_grid(rho.shape[1])
-        high = _plugin_side(h, g, u, rho, "upper", d_up, tol)[0] if d_up > 0 else 1.0
-        low = _plugin_side(h, g, u, rho, "lower", d_lo, tol)[0] if d_lo > 0 else 0.0
+        d = _corrections(g, u, h.size) if u is not None and rho.ndim == 2 else None
+        high = _plugin_side(h, g, u, rho, "upper", d_up, tol, d)[0] if d_up > 0 else 1.0
+        low = _plugin_side(h, g, u, rho, "lower", d_lo, tol, d)[0] if d_lo > 0 else 0.0
     low = float(max(low, 0.0))
     if low > high:
         warn(
