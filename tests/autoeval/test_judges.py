@@ -247,3 +247,30 @@ def test_estimator_takes_a_list_of_judges():
     assert listed.pvalue_ == single.pvalue_
     with pytest.raises(ValueError, match="entries \\[1\\] are neither"):
         RAutoEvalPlus(model, autoevaluator=[j1, "judge"], alpha=0.3).fit(Xe, ye)
+
+
+def test_model_comparison_takes_a_list_of_judges():
+    from sklearn.datasets import make_classification
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import train_test_split
+    from sklearn.tree import DecisionTreeClassifier
+
+    from sklearn_riskcontrol.autoeval import ModelComparison
+
+    X, y = make_classification(1500, n_features=6, random_state=0)
+    X_fit, X_eval, y_fit, y_eval = train_test_split(X, y, train_size=500, random_state=0)
+    models = [LogisticRegression().fit(X_fit, y_fit),
+              DecisionTreeClassifier(max_depth=2, random_state=0).fit(X_fit, y_fit)]
+    judges = [DecisionTreeClassifier(max_depth=d, random_state=1).fit(X_fit, y_fit)
+              for d in (3, 6)]
+    y_semi = np.where(np.random.default_rng(0).permutation(y_eval.size) < 200, y_eval, -1)
+    cmp = ModelComparison(models, autoevaluator=judges, delta=DELTA,
+                          random_state=0).fit(X_eval, y_semi)
+    assert cmp.loss_judge_labeled_.shape == (200, 2, 2)
+    assert cmp.loss_judge_unlabeled_.shape == (800, 2, 2)
+    ci = rautoeval_difference_interval(cmp.loss_labeled_, cmp.loss_judge_labeled_,
+                                       cmp.loss_judge_unlabeled_, delta=DELTA)
+    assert (cmp.interval_.low, cmp.interval_.high) == (ci.low, ci.high)
+    alone = ModelComparison(models, autoevaluator=judges[0], delta=DELTA,
+                            random_state=0).fit(X_eval, y_semi)
+    np.testing.assert_array_equal(alone.loss_judge_labeled_, cmp.loss_judge_labeled_[:, :, 0])
