@@ -72,7 +72,6 @@ def fail_if(wrong):
         sys.exit("WRONG RESULT: " + "; ".join(wrong))
 
 
-
 def case_arguments(parser, cases, quick_reps, argv=None):
     """Add ``--reps``, ``--cases`` and ``--seed`` to ``parser`` (which has ``--quick``: declared in
     the benchmark, where ``run_quick.py`` looks for it), parse; returns ``(args, repetitions per

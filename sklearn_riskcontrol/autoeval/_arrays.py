@@ -13,6 +13,16 @@ Effective observations (one candidate)
     ``[-rho, 1 + rho]``. R-Eval uses ``rho = 0``, R-AutoEval ``rho = 1`` and R-AutoEval+ the grid
     ``rho_s = linspace(0, 1, S)`` with prior weights ``w_s0 = 1 / S``.
 
+Several judges
+    Judge losses of shape ``(n, k)`` and ``(N, k)`` (one column per judge; ``(n, 1)`` is one
+    judge) give corrections ``d_ij = ubar_ij - g_ij``, each unbiased for 0, and the reliance
+    factor becomes a vector ``w`` with ``w_j >= 0`` and ``|w| = sum_j w_j <= 1``:
+    ``q_i(w) = h_i + w . d_i`` is unbiased for ``R`` whatever the judges and lies in
+    ``[-|w|, 1 + |w|]``. The mixture test runs over a grid of vectors on this scaled simplex
+    (default: step ``1 / (n_rho - 1)``, coarsened for ``k >= 3`` to at most
+    ``max(n_rho, 100)`` vectors; ``k = 2``: 55 vectors), the plug-in interval picks ``w_t``
+    from rounds ``< t`` only. R-AutoEval uses ``w = (1/k, ..., 1/k)``.
+
 Testing by betting
     Each ``rho_s`` has its own betting e-process ``E_s,i`` (``M - alpha = 1 + rho_s - alpha``,
     see :mod:`~sklearn_riskcontrol.evalues.betting`). R-AutoEval+ bets the fraction
@@ -83,18 +93,31 @@ def _check_losses(loss_labeled, loss_judge_labeled, loss_judge_unlabeled, method
     check_nonempty(h, "loss_labeled" + suffix, what="human-labeled")
     g = u = None
     if loss_judge_labeled is not None:
-        g = check_risks(loss_judge_labeled, "loss_judge_labeled" + suffix)
-        check_same_length(**{"loss_labeled" + suffix: h, "loss_judge_labeled" + suffix: g})
-    if loss_judge_unlabeled is not None:
-        u = check_risks(loss_judge_unlabeled, "loss_judge_unlabeled" + suffix)
-        if 0 < u.size < h.size:
+        g = _judge_losses(loss_judge_labeled, "loss_judge_labeled" + suffix)
+        if g.ndim == 1:
+            check_same_length(**{"loss_labeled" + suffix: h, "loss_judge_labeled" + suffix: g})
+        elif g.shape[0] != h.size:
             raise ValueError(
-                f"`loss_judge_unlabeled{suffix}` has {u.size} entries, fewer than the {h.size} "
+                f"`loss_judge_labeled{suffix}` has {g.shape[0]} rows but `loss_labeled{suffix}` "
+                f"has {h.size}: the judges' losses on the labeled examples must be on the same "
+                "examples, in the same order (one row per example, one column per judge)."
+            )
+    if loss_judge_unlabeled is not None:
+        u = _judge_losses(loss_judge_unlabeled, "loss_judge_unlabeled" + suffix)
+        if g is not None and u.size and _n_judges(u) != _n_judges(g):
+            raise ValueError(
+                f"`loss_judge_unlabeled{suffix}` has {_n_judges(u)} judge column(s) but "
+                f"`loss_judge_labeled{suffix}` has {_n_judges(g)}: pass the same judges, in the "
+                "same column order, on the labeled and on the unlabeled examples."
+            )
+        if 0 < u.shape[0] < h.size:
+            raise ValueError(
+                f"`loss_judge_unlabeled{suffix}` has {u.shape[0]} entries, fewer than the {h.size} "
                 "labeled ones: R-AutoEval needs N >= n unlabeled examples (r = floor(N / n) of "
                 "them per labeled example). Pass more unlabeled data, or None / an empty "
                 "array to run R-Eval."
             )
-        if u.size == 0:
+        if u.shape[0] == 0:
             u = None
     if method != "eval":
         if u is not None and g is None:
@@ -107,19 +130,94 @@ def _check_losses(loss_labeled, loss_judge_labeled, loss_judge_unlabeled, method
     return h, g, u, method
 
 
-def _rho_setup(method, n_rho, rho_grid, rho_prior):
+def _judge_losses(x, name):
+    """One judge's losses as a 1-d array (shape (m,) or (m, 1)), several judges' as a 2-d
+    array (m, k) with k >= 2; every entry checked to lie in [0, 1]."""
+    arr = as_float_array(x, name, "losses in [0, 1]: shape (n,) for one judge, (n, k) for k")
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 2:
+        return check_risks(arr, name)
+    if arr.shape[1] == 0:
+        raise ValueError(f"`{name}` has no judge column: pass shape (n,) or (n, k), k >= 1.")
+    return check_risks(arr.ravel(), name).reshape(arr.shape)
+
+
+def _n_judges(x):
+    """Number of judges of checked judge losses (1-d: one)."""
+    return 1 if x.ndim == 1 else x.shape[1]
+
+
+def _simplex_grid(k, m):
+    """Reliance vectors ``w`` with entries in ``{0, 1/m, ..., 1}`` and ``sum(w) <= 1``, shape
+    (C(m + k, k), k), in lexicographic order (the zero vector first)."""
+    pts = np.zeros((1, 0), dtype=np.int64)
+    for _ in range(k):
+        rest = m - pts.sum(axis=1)
+        reps = rest + 1
+        first = np.repeat(pts, reps, axis=0)
+        new = np.concatenate([np.arange(r + 1) for r in rest])
+        pts = np.column_stack([first, new])
+    return pts / float(m)
+
+
+# Largest number of reliance vectors of R-AutoEval+'s default mixture with several judges.
+_MAX_TEST_VECTORS = 100
+
+
+def _test_grid(k, n_rho):
+    """Default reliance vectors of the mixture test with ``k >= 2`` judges: the scaled simplex
+    with step ``1 / m``, ``m`` the largest integer ``<= n_rho - 1`` whose grid has at most
+    ``max(n_rho, _MAX_TEST_VECTORS)`` points (k = 2, n_rho = 10: step 1/9, 55 vectors)."""
+    m, cap = int(n_rho) - 1, max(int(n_rho), _MAX_TEST_VECTORS)
+    while m > 1 and _simplex_size(k, m) > cap:
+        m -= 1
+    return _simplex_grid(k, m)
+
+
+def _simplex_size(k, m):
+    from math import comb
+
+    return comb(m + k, k)
+
+
+def _reach(rho):
+    """``||w||_1`` of each reliance factor (1-d grid: ``rho`` itself): the observations
+    ``h + w . d`` lie in ``[-||w||_1, 1 + ||w||_1]``."""
+    return rho if rho.ndim == 1 else rho.sum(axis=1)
+
+
+def _rho_setup(method, n_rho, rho_grid, rho_prior, k=1):
+    """Reliance factors ``(S,)`` (one judge) or reliance vectors ``(S, k)`` (``k >= 2``
+    judges, entries >= 0 summing to at most 1) and the log prior."""
     if method == "eval":
-        return np.zeros(1), np.zeros(1)
+        return (np.zeros(1) if k == 1 else np.zeros((1, k))), np.zeros(1)
     if method == "autoeval":
-        return np.ones(1), np.zeros(1)
+        return (np.ones(1) if k == 1 else np.full((1, k), 1.0 / k)), np.zeros(1)
     if rho_grid is None:
         n_rho = check_number(n_rho, "n_rho", integer=True, minimum=2)
-        rho = np.linspace(0.0, 1.0, int(n_rho))
+        rho = np.linspace(0.0, 1.0, int(n_rho)) if k == 1 else _test_grid(k, n_rho)
     else:
+        rho = _check_rho_grid(rho_grid, k)
+    return rho, _log_prior(rho_prior, rho.shape[0])
+
+
+def _check_rho_grid(rho_grid, k):
+    if k == 1:
         rho = np.asarray(rho_grid, dtype=float).ravel()
         if rho.size == 0 or not np.all(np.isfinite(rho)) or np.any((rho < 0) | (rho > 1)):
             raise ValueError("`rho_grid` must be a non-empty array of values in [0, 1].")
-    return rho, _log_prior(rho_prior, rho.size)
+        return rho
+    rho = np.asarray(rho_grid, dtype=float)
+    if (rho.ndim != 2 or rho.shape[1] != k or rho.shape[0] == 0
+            or not np.all(np.isfinite(rho)) or np.any(rho < 0)
+            or np.any(rho.sum(axis=1) > 1.0 + 1e-12)):
+        raise ValueError(
+            f"With {k} judges `rho_grid` must be a non-empty array of shape (S, {k}) of "
+            "reliance vectors: nonnegative entries summing to at most 1 on each row; got "
+            f"shape {rho.shape}."
+        )
+    return rho
 
 
 def effective_observations(
@@ -130,22 +228,28 @@ def effective_observations(
 ) -> FloatArray:
     """R-AutoEval+'s effective observations ``q_i(rho) = h_i + rho (ubar_i - g_i)``.
 
+    With ``k >= 2`` judges (one column each) the reliance factor is a vector ``w`` and
+    ``q_i(w) = h_i + sum_j w_j (ubar_ij - g_ij)``.
+
     Parameters
     ----------
     loss_labeled : array-like of shape (n,)
         Losses ``h_i`` with the true labels, in [0, 1].
-    loss_judge_labeled : array-like of shape (n,)
-        Losses ``g_i`` with the judge's labels on the same examples.
-    loss_judge_unlabeled : array-like of shape (N,), N >= n
+    loss_judge_labeled : array-like of shape (n,) or (n, k)
+        Losses ``g_i`` with the judge's labels on the same examples (one column per judge;
+        ``(n, 1)`` is the same as ``(n,)``).
+    loss_judge_unlabeled : array-like of shape (N,) or (N, k), N >= n
         Judge losses on unlabeled examples; block means of ``r = floor(N / n)`` consecutive
-        entries give ``ubar_i`` (leftovers dropped).
-    rho : float or array-like of shape (S,)
-        Reliance factors in [0, 1].
+        rows give ``ubar_i`` (leftovers dropped).
+    rho : float or array-like of shape (S,); with k >= 2 judges array-like of shape (S, k) or (k,)
+        Reliance factors in [0, 1]; with several judges reliance vectors with nonnegative
+        entries summing to at most 1.
 
     Returns
     -------
     q : ndarray of shape (S, n)
-        ``q[s]`` lies in ``[-rho_s, 1 + rho_s]`` and is unbiased for the risk.
+        ``q[s]`` lies in ``[-|w_s|, 1 + |w_s|]`` (``|w_s| = rho_s``, or the sum of the entries of
+        the vector) and is unbiased for the risk.
 
     Examples
     --------
@@ -158,6 +262,11 @@ def effective_observations(
     h, g, u, _ = _check_losses(loss_labeled, loss_judge_labeled, loss_judge_unlabeled, "plus")
     if g is None or u is None:
         raise ValueError("`loss_judge_labeled` and `loss_judge_unlabeled` are required.")
+    if _n_judges(g) > 1:
+        k = _n_judges(g)
+        w = as_float_array(rho, "rho", f"reliance vectors of shape (S, {k})")
+        return _observations(h, g, u, _check_rho_grid(w.reshape(1, -1) if w.ndim == 1 else w,
+                                                      k))
     rho = np.atleast_1d(as_float_array(rho, "rho", "reliance factors in [0, 1]"))
     if rho.ndim != 1 or rho.size == 0 or np.any(~np.isfinite(rho)) or np.any((rho < 0) | (rho > 1)):
         raise ValueError("`rho` must be a non-empty 1-d array of reliance factors in [0, 1].")
@@ -166,12 +275,24 @@ def effective_observations(
 
 def _observations(h, g, u, rho):
     if u is None:
-        return np.broadcast_to(h, (rho.size, h.size)).copy()
+        return np.broadcast_to(h, (rho.shape[0], h.size)).copy()
     n = h.size
+    if rho.ndim == 2:  # several judges: q[s] = h + sum_j w_sj (ubar_j - g_j)
+        reach = _reach(rho)
+        q = h[None, :] + rho @ _corrections(g, u, n).T
+        return np.clip(q, -reach[:, None], 1.0 + reach[:, None]) + 0.0
     r = u.size // n
     ubar = u[: n * r].reshape(n, r).mean(axis=1)
     q = h[None, :] + rho[:, None] * (ubar - g)[None, :]
     return np.clip(q, -rho[:, None], 1.0 + rho[:, None]) + 0.0  # rounding guard; no -0.0
+
+
+def _corrections(g, u, n):
+    """``d = ubar - g`` of each labeled example: shape (n,) for one judge, (n, k) for k, each
+    entry in [-1, 1] (``ubar``: means of blocks of ``r = floor(N / n)`` unlabeled rows)."""
+    r = u.shape[0] // n
+    ubar = u[: n * r].reshape((n, r) + u.shape[1:]).mean(axis=1)
+    return ubar - g
 
 
 # --------------------------------------------------------------------------------------------
@@ -197,8 +318,9 @@ class RAutoEvalResult:
     stopping_index : int or None
         0-based index of the first round with ``E_i >= 1 / delta`` (so ``stopping_index + 1``
         labeled examples were needed), ``None`` if it never crosses.
-    rho_grid : ndarray of shape (S,)
-        Reliance factors (``[0]`` for R-Eval, ``[1]`` for R-AutoEval).
+    rho_grid : ndarray of shape (S,), or (S, k) with k >= 2 judges
+        Reliance factors (``[0]`` for R-Eval, ``[1]`` for R-AutoEval); with several judges the
+        reliance vectors (R-Eval: the zero vector, R-AutoEval: ``1/k`` on every judge).
     rho_prior : ndarray of shape (S,)
         Initial weights ``w_s0``.
     rho_weights : ndarray of shape (S, n_rounds)
@@ -247,7 +369,7 @@ class RAutoEvalResult:
             f"RAutoEvalResult(certified={self.certified}, pvalue={self.pvalue:.4g}, "
             f"alpha={self.alpha:g}, delta={self.delta:g}, "
             f"stopping_index={self.stopping_index}, method={self.method!r}, "
-            f"n_rounds={self.log_eprocess.size}, n_rho={self.rho_grid.size})"
+            f"n_rounds={self.log_eprocess.size}, n_rho={self.rho_grid.shape[0]})"
         )
 
 
@@ -264,8 +386,9 @@ def _result_from_fields(fields):
 def _core_test(q, rho, log_prior, alpha, delta, strategy, early_stopping, n_total):
     rows, n = q.shape
     log_threshold = np.log(1.0 / delta)
+    reach = _reach(rho)
     bets, logw = _run(
-        q, alpha, -rho, 1.0 + rho, strategy, delta=delta, n_total=n_total,
+        q, alpha, -reach, 1.0 + reach, strategy, delta=delta, n_total=n_total,
         log_prior=log_prior if early_stopping else None,
         log_threshold=log_threshold if early_stopping else None,
     )
@@ -312,16 +435,17 @@ def _all_wrong_message(subject):
 
 
 def _prepare(loss_labeled, loss_judge_labeled, loss_judge_unlabeled, alpha, delta, method,
-             betting, n_rho, rho_grid, rho_prior, suffix=""):
+             betting, n_rho, rho_grid, rho_prior, suffix="", observations=True):
     alpha = check_level(alpha, "alpha")
     delta = check_level(delta, "delta")
     h, g, u, run_method = _check_losses(
         loss_labeled, loss_judge_labeled, loss_judge_unlabeled, method, suffix
     )
-    rho, log_prior = _rho_setup(run_method, n_rho, rho_grid, rho_prior)
+    k = 1 if g is None else _n_judges(g)
+    rho, log_prior = _rho_setup(run_method, n_rho, rho_grid, rho_prior, k)
     strategy = _resolve_betting(betting)
-    q = _observations(h, g, u, rho)
-    r = 0 if u is None else u.size // h.size
+    q = _observations(h, g, u, rho) if observations else None  # not used by the plug-in
+    r = 0 if u is None else u.shape[0] // h.size
     return q, rho, log_prior, alpha, delta, strategy, run_method, r, h
 
 
@@ -352,12 +476,14 @@ def rautoeval_test(
     ----------
     loss_labeled : array-like of shape (n,)
         Losses with the true (human) labels, in [0, 1].
-    loss_judge_labeled : array-like of shape (n,), default=None
+    loss_judge_labeled : array-like of shape (n,) or (n, k), default=None
         Losses with the auto-evaluator's labels on the same examples (required unless
-        ``method="eval"``).
-    loss_judge_unlabeled : array-like of shape (N,), default=None
+        ``method="eval"``). Several judges: one column each (see the module docstring); the
+        test mixes over reliance vectors, so its guarantee holds whatever the judges.
+    loss_judge_unlabeled : array-like of shape (N,) or (N, k), default=None
         Auto-evaluator losses on ``N >= n`` unlabeled examples, used in blocks of
-        ``r = floor(N / n)``. ``None`` (or empty) reduces every method to R-Eval, with a
+        ``r = floor(N / n)`` rows (the same judges, in the same column order). ``None`` (or
+        empty) reduces every method to R-Eval, with a
         :class:`~sklearn_riskcontrol.RiskControlWarning`.
     alpha : float in (0, 1)
         Tolerated risk.
@@ -373,9 +499,13 @@ def rautoeval_test(
         ``UniversalPortfolio(prior="reference")`` for the paper's grid); ``"wsr"``: WSR bets
         (``O(S n)``, several times cheaper).
     n_rho : int, default=10
-        Number of reliance factors ``linspace(0, 1, n_rho)`` of R-AutoEval+.
+        Number of reliance factors ``linspace(0, 1, n_rho)`` of R-AutoEval+. With ``k >= 2``
+        judges: reliance vectors on the scaled simplex with step ``1 / (n_rho - 1)``, coarsened
+        to at most ``max(n_rho, 100)`` vectors.
     rho_grid : array-like, default=None
-        Explicit reliance factors in [0, 1] (overrides ``n_rho``; ``method="plus"`` only).
+        Explicit reliance factors in [0, 1] (overrides ``n_rho``; ``method="plus"`` only);
+        with ``k >= 2`` judges an array (S, k) of vectors with nonnegative entries summing to
+        at most 1.
     rho_prior : array-like, default=None
         Initial weights ``w_s0`` (normalised); ``None`` = uniform.
     early_stopping : bool, default=False
@@ -451,7 +581,7 @@ def rautoeval_test(
         )
     if np.all(h >= 1.0):
         warn(_all_wrong_message(f"(all {h.size})"))
-    msg = _impossible_message(q.shape[1], rho, alpha, delta)
+    msg = _impossible_message(q.shape[1], _reach(rho), alpha, delta)
     if msg is not None:
         warn(msg)
     out = _core_test(q, rho, log_prior, alpha, delta, strategy, early_stopping, q.shape[1])
@@ -857,6 +987,21 @@ _CONSTRUCTIONS = ("plugin", "paper")
 _PLUGIN_CAP = 0.75
 # Reliance factors searched by the plug-in rule when `rho_grid` is not given.
 _PLUGIN_RHO = np.linspace(0.0, 1.0, 101)
+# Reliance vectors searched by the plug-in rule with k >= 2 judges: the scaled simplex with the
+# finest step 1/m (m <= 20) giving at most this many vectors (k = 2: step 0.05, 231 vectors;
+# k = 3: step 0.1, 286; k = 4: step 1/6, 210). Two 75% judges, n = 200, 60 draws: the mean
+# width with step 0.02 (1326 vectors) was the same to 1e-4, at 12x the cost.
+_PLUGIN_MAX_VECTORS = 300
+
+
+def _plugin_grid(k):
+    """Default reliance vectors of the plug-in rule with ``k >= 2`` judges."""
+    m = 20
+    while m > 1 and _simplex_size(k, m) > _PLUGIN_MAX_VECTORS:
+        m -= 1
+    return _simplex_grid(k, m)
+
+
 # The plug-in rule re-selects rho at every round up to this one, then about this many times
 # per doubling of the round index (its cost is then O(n + grid * log n)).
 _PLUGIN_FULL_ROUNDS = 64
@@ -891,6 +1036,8 @@ def _plugin_rounds(h, d, d_range, rho, side, level, n_total):
     ``log W(a) = sum_t log(1 + lam_t(a) (a - x_t))`` with ``lam_t(a) = min(s_t, c / (edge_t -
     a))``.
     """
+    if d is not None and d.ndim == 2:
+        return _plugin_rounds_judges(h, d, d_range, rho, side, level, n_total)
     n = h.size
     L = np.log(1.0 / level)
     dd = np.zeros(n) if d is None else d
@@ -928,6 +1075,80 @@ def _plugin_rounds(h, d, d_range, rho, side, level, n_total):
     return -x, -rho_t * d_min, s, rho_t
 
 
+def _past_sums(v):
+    """Sums over the rounds before each round, along axis 0 (``out[t] = sum_{j<t} v[j]``)."""
+    out = np.zeros_like(v, dtype=float)
+    np.cumsum(v[:-1], axis=0, out=out[1:])
+    return out
+
+
+def _judge_checkpoints(n):
+    """Rounds (0-based) at which the plug-in rule with several judges re-selects its reliance
+    vector: every round before ``_PLUGIN_FULL_ROUNDS``, then geometrically, ``t -> t + t //
+    _PLUGIN_FULL_ROUNDS`` (about 44 selections per doubling of ``t``: 690 at ``n = 10**6``)."""
+    cps = list(range(min(n, _PLUGIN_FULL_ROUNDS)))
+    t = _PLUGIN_FULL_ROUNDS
+    while t < n:
+        cps.append(t)
+        t += t // _PLUGIN_FULL_ROUNDS
+    return np.array(cps, dtype=np.int64)
+
+
+def _plugin_rounds_judges(h, d, d_range, rho, side, level, n_total):
+    """:func:`_plugin_rounds` with ``k >= 2`` judges: ``d`` (n, k), reliance vectors ``rho``
+    (S, k) with nonnegative entries, ``x_t = h_t + w_t . d_t`` in ``[|w_t| d_min, 1 + |w_t|
+    d_max]`` (``|w| = sum_j w_j``).
+
+    The same rule as for one judge, with the past (co)variances: ``sigma2_t(w) = ((1 + |w|_2**2)
+    / 4 + sum_{j<t} (x_j(w) - xbar(w))**2) / t`` from the past sums of ``h``, ``d``, ``h**2``,
+    ``h d`` and ``d d^T``; ``w_t`` minimises the predicted half-width at the rounds of
+    :func:`_judge_checkpoints`, using rounds ``< t`` only, and is kept in between. Returns
+    ``(x, edge, s, w_t)`` (``w_t`` of shape (n, k))."""
+    n, k = d.shape
+    L = np.log(1.0 / level)
+    pairs = [(i, j) for i in range(k) for j in range(i, k)]  # upper triangle of d d^T
+    s_h, s_hh = _past_sums(h), _past_sums(h * h)
+    s_d, s_hd = _past_sums(d), _past_sums(h[:, None] * d)
+    s_dd = _past_sums(np.column_stack([d[:, i] * d[:, j] for i, j in pairs]))
+    mult = np.array([1.0 if i == j else 2.0 for i, j in pairs])
+
+    def sigma2_of(at, w):
+        """``sigma2_t(w)`` (m, S) at rounds ``at`` (m,) for the vectors ``w`` (S, k)."""
+        t = at.astype(float)[:, None]
+        sx = s_h[at, None] + s_d[at] @ w.T
+        wp = np.column_stack([w[:, i] * w[:, j] for i, j in pairs]) * mult
+        ss = s_hh[at, None] + 2.0 * (s_hd[at] @ w.T) + s_dd[at] @ wp.T
+        ss = np.where(t > 0, ss - sx**2 / np.maximum(t, 1.0), 0.0)
+        return ((1.0 + np.sum(w * w, axis=1))[None, :] / 4.0 + np.maximum(ss, 0.0)) / (t + 1.0)
+
+    d_min, d_max = d_range
+    reach = rho.sum(axis=1)
+    cps = _judge_checkpoints(n)
+    sigma2 = sigma2_of(cps, rho)  # (checkpoints, S)
+    rhat = (0.5 + s_h[cps, None]) / (cps.astype(float)[:, None] + 1.0)
+    span = (1.0 + reach[None, :] * d_max - rhat) if side == "upper" else \
+        (rhat - reach[None, :] * d_min)
+    cap = _PLUGIN_CAP / np.maximum(span, 1e-12)
+    lam = np.minimum(np.sqrt(2.0 * L / (n_total * sigma2)), cap)
+    width = L / (n_total * lam) + lam * sigma2 / 2.0
+    chosen = np.argmin(width, axis=1)  # ties: the first vector in the grid's order
+    seg = np.searchsorted(cps, np.arange(n), side="right") - 1  # checkpoint of each round
+    idx = chosen[seg]
+    w_t = rho[idx]
+    # sigma2_t(w_t) of every round, the vector of its segment: O(n k^2)
+    t = np.arange(n, dtype=float)
+    sx = s_h + np.einsum("tj,tj->t", w_t, s_d)
+    wp = np.column_stack([w_t[:, i] * w_t[:, j] for i, j in pairs]) * mult
+    ss = s_hh + 2.0 * np.einsum("tj,tj->t", w_t, s_hd) + np.einsum("tp,tp->t", wp, s_dd)
+    ss = np.where(t > 0, ss - sx**2 / np.maximum(t, 1.0), 0.0)
+    sigma2_t = ((1.0 + np.einsum("tj,tj->t", w_t, w_t)) / 4.0 + np.maximum(ss, 0.0)) / (t + 1.0)
+    s = np.sqrt(2.0 * L / (n_total * sigma2_t))
+    x = h + np.sum(w_t * d, axis=1)
+    if side == "upper":
+        return x, 1.0 + reach[idx] * d_max, s, w_t
+    return -x, -reach[idx] * d_min, s, w_t
+
+
 def _plugin_log_wealth(x, edge, s, a):
     """``log W_t(a) = sum_{j<=t} log(1 + lam_j(a) (a - x_j))``, ``lam_j(a) = min(s_j,
     c / (edge_j - a))``; each factor is nondecreasing in ``a`` (see the user guide), so is the
@@ -950,12 +1171,16 @@ def _plugin_upper(x, edge, s, level, tol, lo, hi):
     return _crossing(f, guess, max(sd / np.sqrt(n), 1e-3), tol, lo, hi)
 
 
-def _plugin_side(h, g, u, rho, side, level, tol):
+def _plugin_side(h, g, u, rho, side, level, tol, d=None):
     """One bound (``side`` "upper" or "lower") at level ``level`` by the plug-in construction;
-    ``u=None`` (or ``rho == [0]``) runs labels only. Returns ``(bound, rho_t)``."""
+    ``u=None`` (or ``rho == [0]``) runs labels only. Returns ``(bound, rho_t)``. Several judges
+    (``rho`` of shape (S, k)): ``d``, if given, is ``_corrections(g, u, n)`` computed once for
+    both sides."""
     n = h.size
     if u is None or not np.any(rho > 0):
         rho, d = np.zeros(1), None
+    elif rho.ndim == 2:
+        d = _corrections(g, u, n) if d is None else d         # (n, k), in [-1, 1]
     else:
         r = u.size // n
         d = u[: n * r].reshape(n, r).mean(axis=1) - g       # ubar_t - g_t in [-1, 1]
@@ -996,8 +1221,13 @@ def rautoeval_confidence_interval(
       (ubar_t - g_t)`` whose reliance factor ``rho_t`` is chosen from rounds ``< t`` only
       (predictable), by minimising the half-width predicted from the past variance of
       ``h + rho (ubar - g)`` and from the range ``[-rho, 1 + rho]``; ``R-Eval`` and
-      ``R-AutoEval`` fix ``rho_t = 0`` and ``1``. The bets are
-      ``lambda_t(alpha) = min(s_t, 0.75 / (1 + rho_t - alpha))`` (upper bound) with the
+      ``R-AutoEval`` fix ``rho_t = 0`` and ``1``. With ``k >= 2`` judges ``rho_t`` is a
+      vector ``w_t`` (``w_tj >= 0``, ``sum_j w_tj <= 1``) chosen the same way from the past
+      covariances of ``h`` and the judges' corrections, among the vectors of ``rho_grid``
+      (default: the scaled simplex with step 0.05 for two judges, at most 300 vectors for
+      more), re-selected at every round up to 64, then about 44 times per doubling of ``t``.
+      The bets are ``lambda_t(alpha) = min(s_t, 0.75 / (1 + rho_t - alpha))`` (upper bound;
+      ``1 + sum_j w_tj - alpha`` with several judges) with the
       variance-adaptive size ``s_t = sqrt(2 log(1 / delta_u) / (n sigma2_t))``, and the mirror
       image for the lower bound; each wealth factor is nonnegative and monotone in ``alpha``.
       No ``log S`` mixture cost, and the cap follows the actual ``alpha`` instead of the
@@ -1014,7 +1244,8 @@ def rautoeval_confidence_interval(
     Parameters
     ----------
     loss_labeled, loss_judge_labeled, loss_judge_unlabeled : array-like
-        As in :func:`rautoeval_test`.
+        As in :func:`rautoeval_test` (judge losses of shape (n, k) and (N, k) for ``k``
+        judges).
     delta : float in (0, 1)
         Miscoverage: ``P(low <= R <= high) >= 1 - delta``.
     side : {"two-sided", "upper", "lower"}, default="two-sided"
@@ -1036,8 +1267,9 @@ def rautoeval_confidence_interval(
         ``n = 10**5``).
     n_rho, rho_grid, rho_prior
         As in :func:`rautoeval_test` for ``construction="paper"``. With ``"plugin"``,
-        ``rho_t`` is searched in ``rho_grid`` (default ``linspace(0, 1, 101)``);
-        ``n_rho`` and ``rho_prior`` (mixture settings) are not used.
+        ``rho_t`` is searched in ``rho_grid`` (default ``linspace(0, 1, 101)``; several
+        judges: the vectors above); ``n_rho`` and ``rho_prior`` (mixture settings) are not
+        used.
     split : float in (0, 1), default=0.5
         Share of ``delta`` spent on the upper bound (two-sided only).
     tol : float, default=1e-6
@@ -1089,6 +1321,19 @@ def rautoeval_confidence_interval(
     >>> paper = rautoeval_confidence_interval(h, g, u, delta=0.1, construction="paper")
     >>> round(ci.high - ci.low, 3), round(paper.high - paper.low, 3)
     (0.048, 0.052)
+
+    Two judges, each right on 75% of the examples with independent errors, one column each
+    (widths of one draw; over 1000 draws with n = 200 the interval with both judges is about
+    6% narrower than with either alone, see :ref:`autoeval-judges`):
+
+    >>> def judge(x):
+    ...     return np.where(rng.random(x.size) < 0.75, x, 1 - x)
+    >>> G = np.column_stack([judge(h), judge(h)])           # (n, 2)
+    >>> U = np.column_stack([judge(h_u), judge(h_u)])       # (N, 2)
+    >>> both = rautoeval_confidence_interval(h, G, U, delta=0.1)
+    >>> alone = [rautoeval_confidence_interval(h, G[:, j], U[:, j], delta=0.1) for j in (0, 1)]
+    >>> round(both.high - both.low, 3), [round(c.high - c.low, 3) for c in alone]
+    (0.086, [0.086, 0.088])
     """
     if side not in ("two-sided", "upper", "lower"):
         raise ValueError(f"`side` must be 'two-sided', 'upper' or 'lower'; got {side!r}.")
@@ -1119,7 +1364,7 @@ def rautoeval_confidence_interval(
         loss_labeled, loss_judge_labeled, loss_judge_unlabeled = _observations_at(0.5, tables)
     q, rho, log_prior, _, delta, strategy, run_method, _, h = _prepare(
         loss_labeled, loss_judge_labeled, loss_judge_unlabeled, 0.5, delta, method, betting,
-        n_rho, rho_grid, rho_prior,
+        n_rho, rho_grid, rho_prior, observations=construction == "paper",
     )
     if run_method != method:
         warn(
@@ -1129,15 +1374,16 @@ def rautoeval_confidence_interval(
     d_up = {"two-sided": split * delta, "upper": delta, "lower": 0.0}[side]
     d_lo = {"two-sided": (1.0 - split) * delta, "upper": 0.0, "lower": delta}[side]
     if construction == "paper":
-        high = _upper_bound(q, rho, log_prior, d_up, strategy, tol) if d_up > 0 else 1.0
-        mirrored = np.clip(1.0 - q, -rho[:, None], 1.0 + rho[:, None])  # m + M - q, m + M = 1
-        low = (1.0 - _upper_bound(mirrored, rho, log_prior, d_lo, strategy, tol)
+        reach = _reach(rho)
+        high = _upper_bound(q, reach, log_prior, d_up, strategy, tol) if d_up > 0 else 1.0
+        mirrored = np.clip(1.0 - q, -reach[:, None], 1.0 + reach[:, None])  # m + M - q = 1 - q
+        low = (1.0 - _upper_bound(mirrored, reach, log_prior, d_lo, strategy, tol)
                if d_lo > 0 else 0.0)
     else:
         _, g, u, _ = _check_losses(loss_labeled, loss_judge_labeled, loss_judge_unlabeled,
                                    run_method)
         if run_method == "plus" and rho_grid is None:
-            rho = _PLUGIN_RHO
+            rho = _PLUGIN_RHO if rho.ndim == 1 else _plugin_grid(rho.shape[1])
         if tables is not None:
             from ._clusters import clustered_bound
 
@@ -1145,8 +1391,9 @@ def rautoeval_confidence_interval(
             high = clustered_bound(tables, use, rho, "upper", d_up, tol) if d_up > 0 else 1.0
             low = clustered_bound(tables, use, rho, "lower", d_lo, tol) if d_lo > 0 else 0.0
         else:
-            high = _plugin_side(h, g, u, rho, "upper", d_up, tol)[0] if d_up > 0 else 1.0
-            low = _plugin_side(h, g, u, rho, "lower", d_lo, tol)[0] if d_lo > 0 else 0.0
+            d = _corrections(g, u, h.size) if u is not None and rho.ndim == 2 else None
+            high = _plugin_side(h, g, u, rho, "upper", d_up, tol, d)[0] if d_up > 0 else 1.0
+            low = _plugin_side(h, g, u, rho, "lower", d_lo, tol, d)[0] if d_lo > 0 else 0.0
     low = float(max(low, 0.0))
     if low > high:
         warn(

@@ -55,11 +55,25 @@ def cluster_observations(alpha, sums, sizes, max_size):
     return alpha + (sums - alpha * sizes) / max_size
 
 
+def _one_judge(losses, name):
+    """Judge losses of one judge, 1-d (a single column of a 2-d array is accepted)."""
+    if losses is None or np.ndim(losses) < 2:
+        return losses
+    losses = np.asarray(losses)
+    if losses.ndim == 2 and losses.shape[1] == 1:
+        return losses[:, 0]
+    raise ValueError(f"`{name}` has {losses.shape[1] if losses.ndim == 2 else '?'} judge columns: "
+                     "clustered items (groups_labeled) take one judge for now. Pass one judge's "
+                     "losses, or drop the groups if the items are independent.")
+
+
 def cluster_tables(loss_labeled, loss_judge_labeled, loss_judge_unlabeled, groups_labeled,
                    groups_unlabeled, max_group_size=None):
     """Per-cluster sums and sizes: ``dict(S, M, G, Su, Mu, max_size, min_size)`` (``G``, ``Su``,
     ``Mu`` are ``None`` without judge losses / unlabeled rows). The size bounds are the observed
     extremes, or ``max_group_size`` and 1 when a bound is declared (a priori constants)."""
+    loss_judge_labeled = _one_judge(loss_judge_labeled, "loss_judge_labeled")
+    loss_judge_unlabeled = _one_judge(loss_judge_unlabeled, "loss_judge_unlabeled")
     S, M, ids = cluster_sums(loss_labeled, groups_labeled, "loss_labeled", "groups_labeled")
     G = Mu = Su = None
     if loss_judge_labeled is not None:

@@ -15,6 +15,12 @@ Reduction to one risk
     variance of ``L_A - L_B`` is small when the models err on the same items, and the judge's
     paired losses need only track the *difference*.
 
+Several judges
+    Judge tables with a third axis, ``(n, K, k)`` and ``(N, K, k)``, hold ``k`` judges (axis 1:
+    the models, axis 2: the judges). Each judge gives paired judge losses, and the single-risk
+    procedures combine the ``k`` columns with reliance vectors (a mixture over a grid, or one
+    chosen from past rounds only), so the guarantee holds whatever the judges.
+
 Several models
     Each ordered pair ``(i, j)`` has the hypothesis ``H_ij: R_i - R_j >= -margin``; rejecting
     it certifies ``R_i < R_j - margin``. All the hypotheses of the family (every ordered pair, or
@@ -72,15 +78,43 @@ def _columns(x, name, k=None, rows=None):
     return flat.reshape(arr.shape)
 
 
+def _judge_columns(x, name, k, rows=None):
+    """Judge losses as (rows, models) for one judge or (rows, models, judges) for several: a
+    3-d table's last axis indexes the judges (``(n, K, 1)`` is the 2-d table)."""
+    if x is None:
+        return None
+    arr = as_float_array(x, name, "a table of judge losses (n_items, n_models[, n_judges])")
+    if arr.ndim == 3 and arr.shape[2] == 1:
+        arr = arr[:, :, 0]
+    if arr.ndim != 3:
+        return _columns(arr, name, k, rows)
+    if arr.shape[1] != k or arr.shape[2] == 0:
+        raise ValueError(
+            f"`{name}` must be a table of shape (n_items, {k}) for one judge or "
+            f"(n_items, {k}, n_judges) for several (axis 1: the models, axis 2: the judges); "
+            f"got shape {arr.shape}."
+        )
+    flat = _columns(arr.reshape(arr.shape[0], -1), name, None, rows)
+    return flat.reshape(arr.shape)
+
+
 def _paired(x, a, b):
-    """Paired losses ``(x_a - x_b + 1) / 2`` in [0, 1] (``None`` stays ``None``)."""
+    """Paired losses ``(x_a - x_b + 1) / 2`` in [0, 1] (``None`` stays ``None``); with several
+    judges (a 3-d table) one column per judge."""
     return None if x is None else (x[:, a] - x[:, b] + 1.0) / 2.0
 
 
 def _tables(loss_labeled, loss_judge_labeled, loss_judge_unlabeled, k=None):
     h = _columns(loss_labeled, "loss_labeled", k)
-    g = _columns(loss_judge_labeled, "loss_judge_labeled", h.shape[1], h.shape[0])
-    u = _columns(loss_judge_unlabeled, "loss_judge_unlabeled", h.shape[1])
+    g = _judge_columns(loss_judge_labeled, "loss_judge_labeled", h.shape[1], h.shape[0])
+    u = _judge_columns(loss_judge_unlabeled, "loss_judge_unlabeled", h.shape[1])
+    if g is not None and u is not None and g.ndim != u.ndim or (
+            g is not None and u is not None and g.ndim == 3 and g.shape[2] != u.shape[2]):
+        raise ValueError(
+            f"`loss_judge_labeled` (shape {g.shape}) and `loss_judge_unlabeled` (shape "
+            f"{u.shape}) must hold the same judges: the same number on axis 2 (none for one "
+            "judge)."
+        )
     return h, g, u
 
 
@@ -146,11 +180,13 @@ def rautoeval_difference_interval(
     loss_labeled : array-like of shape (n, 2)
         Losses of model A (column 0) and model B (column 1) with the true labels, on the same
         ``n`` items.
-    loss_judge_labeled : array-like of shape (n, 2), default=None
+    loss_judge_labeled : array-like of shape (n, 2) or (n, 2, k), default=None
         Both models' losses with the judge's labels on the same items (``None``: labels only,
-        R-Eval).
-    loss_judge_unlabeled : array-like of shape (N, 2), default=None
-        Both models' losses with the judge's labels on ``N >= n`` unlabeled items.
+        R-Eval). Several judges: a third axis, one entry per judge (``[:, 0, j]``: model A
+        judged by judge ``j``); the judges' paired losses are combined with a reliance vector
+        chosen from past rounds (see :func:`rautoeval_confidence_interval`).
+    loss_judge_unlabeled : array-like of shape (N, 2) or (N, 2, k), default=None
+        Both models' losses with the judge's (judges') labels on ``N >= n`` unlabeled items.
     delta : float in (0, 1)
         Miscoverage: ``P(low <= R_A - R_B <= high) >= 1 - delta``.
     side : {"two-sided", "upper", "lower"}, default="two-sided"
@@ -272,7 +308,8 @@ def rautoeval_difference_test(
     Parameters
     ----------
     loss_labeled, loss_judge_labeled, loss_judge_unlabeled : array-like of shape (n, 2), (n, 2), (N, 2)
-        As in :func:`rautoeval_difference_interval` (column 0: model A, column 1: model B).
+        As in :func:`rautoeval_difference_interval` (column 0: model A, column 1: model B;
+        several judges: judge tables of shape (n, 2, k) and (N, 2, k)).
     delta : float in (0, 1)
     margin : float in (-1, 1), default=0.0
     method : {"plus", "autoeval", "eval"}, default="plus"
@@ -376,8 +413,10 @@ def rautoeval_compare(
     ----------
     loss_labeled : array-like of shape (n, K)
         Each model's losses with the true labels (one column per model, same items per row).
-    loss_judge_labeled : array-like of shape (n, K), default=None
-    loss_judge_unlabeled : array-like of shape (N, K), default=None
+    loss_judge_labeled : array-like of shape (n, K) or (n, K, k), default=None
+        Each model's losses with the judge's labels on the labeled items; with ``k`` judges a
+        third axis indexes them (axis 1: the models, axis 2: the judges).
+    loss_judge_unlabeled : array-like of shape (N, K) or (N, K, k), default=None
     delta : float in (0, 1)
         Family-wise error.
     baseline : int, default=None

@@ -46,8 +46,10 @@ class ModelComparison(MetaEstimatorMixin, BaseEstimator):
     ----------
     estimators : list of fitted estimators
         The models to compare (at least two).
-    autoevaluator : fitted estimator or callable, default=None
+    autoevaluator : fitted estimator, callable, or a list of them, default=None
         Labels the rows (an LLM judge, a larger model...); required unless ``method="eval"``.
+        A list gives several judges: judge-loss tables of shape (n, K, k), combined as in
+        :func:`~sklearn_riskcontrol.autoeval.rautoeval_difference_interval`.
     risk : str or callable, default="zero_one"
         Per-row loss in [0, 1] (see :func:`~sklearn_riskcontrol.risks.make_risk`).
     delta : float in (0, 1), default=0.1
@@ -106,7 +108,7 @@ class ModelComparison(MetaEstimatorMixin, BaseEstimator):
 
     _parameter_constraints = {
         "estimators": [list, tuple],
-        "autoevaluator": [HasMethods(["predict"]), callable, None],
+        "autoevaluator": [HasMethods(["predict"]), callable, list, tuple, None],
         "risk": [StrOptions(set(RISK_NAMES)), callable],
         "delta": [Interval(Real, 0, 1, closed="neither")],
         "baseline": [Interval(Integral, 0, None, closed="left"), None],
@@ -163,7 +165,9 @@ class ModelComparison(MetaEstimatorMixin, BaseEstimator):
             raise ValueError(f"`estimators` holds {len(models)} model(s): comparing needs at "
                              "least 2.")
         unfitted = [k for k, m in enumerate(models) if needs_fitting(m)]
-        if unfitted or needs_fitting(self.autoevaluator):
+        several = isinstance(self.autoevaluator, (list, tuple))
+        judges = list(self.autoevaluator) if several else [self.autoevaluator]
+        if unfitted or any(map(needs_fitting, judges)):
             what = f"estimators {unfitted}" if unfitted else "the autoevaluator"
             raise ValueError(
                 f"ModelComparison compares fitted models: {what} is not fitted. Fit it first (on "
@@ -174,13 +178,14 @@ class ModelComparison(MetaEstimatorMixin, BaseEstimator):
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         template = RAutoEvalPlus(None, autoevaluator=self.autoevaluator, risk=self.risk,
                                  method=self.method, shuffle=self.shuffle, random_state=seed)
-        judge_labels = (None if self.method == "eval" or self.autoevaluator is None
+        judge_labels = (None if self.method == "eval" or self.autoevaluator is None or several
                         else raw_judge_labels(self.autoevaluator, X, None))
         losses = [_losses_of(template, m, X, y, judge_labels, groups) for m in models]
         self.groups_labeled_, self.groups_unlabeled_ = losses[0][3:]
         columns = list(zip(*losses))[:3]
+        # (n, models), or (n, models, judges) for several judges
         self.loss_labeled_, self.loss_judge_labeled_, self.loss_judge_unlabeled_ = (
-            None if parts[0] is None else np.column_stack(parts) for parts in columns)
+            None if parts[0] is None else np.stack(parts, axis=1) for parts in columns)
         clusters = {} if groups is None else dict(groups_labeled=self.groups_labeled_,
                                                   groups_unlabeled=self.groups_unlabeled_)
         u = self.loss_judge_unlabeled_

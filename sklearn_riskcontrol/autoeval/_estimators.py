@@ -65,6 +65,16 @@ _METHOD_NAMES = {"plus": "R-AutoEval+", "autoeval": "R-AutoEval", "eval": "R-Eva
 # --------------------------------------------------------------------------------------------
 # RAutoEvalPlus
 # --------------------------------------------------------------------------------------------
+def _several(judge):
+    """Whether ``autoevaluator`` holds several judges (a list or tuple)."""
+    return isinstance(judge, (list, tuple))
+
+
+def _stack(columns):
+    """One judge's losses as they are, several judges' as columns (n, k)."""
+    return columns[0] if len(columns) == 1 else np.column_stack(columns)
+
+
 class RAutoEvalPlus(DelegatesToModel, MetaEstimatorMixin, BaseEstimator):
     """Certify ``risk <= alpha`` of a fitted model with few labels plus an auto-evaluator.
 
@@ -90,7 +100,9 @@ class RAutoEvalPlus(DelegatesToModel, MetaEstimatorMixin, BaseEstimator):
         Labels ``X`` in place of a human: a fitted model (e.g. a bigger model, an LLM judge
         behind a ``predict`` method), a callable ``X -> labels``, or an unfitted estimator
         (fitted on the same training split as ``estimator``). Its labels go through ``risk`` in
-        place of ``y``. Required unless ``method="eval"``.
+        place of ``y``. Required unless ``method="eval"``. A list or tuple of such judges
+        gives several judges: one loss column each, combined by the test with reliance vectors
+        (see :ref:`autoeval-judges`); the guarantee holds whatever the judges.
     risk : {"zero_one", "squared", "absolute", "threshold"}, callable or Risk, default="zero_one"
         Per-sample loss ``risk(y_true, y_pred)`` in [0, 1]; see
         :func:`sklearn_riskcontrol.risks.make_risk`.
@@ -134,8 +146,8 @@ class RAutoEvalPlus(DelegatesToModel, MetaEstimatorMixin, BaseEstimator):
     ----------
     estimator_ : estimator
         The fitted model under test.
-    autoevaluator_ : estimator, callable or None
-        The auto-evaluator in use.
+    autoevaluator_ : estimator, callable, list or None
+        The auto-evaluator in use (a list for several judges).
     risk_ : Risk
     certified_ : bool
         ``True`` iff ``H0: R > alpha`` is rejected (same as :meth:`decide`).
@@ -152,7 +164,8 @@ class RAutoEvalPlus(DelegatesToModel, MetaEstimatorMixin, BaseEstimator):
     labeled_indices_, unlabeled_indices_ : ndarray of int
         Rows of ``X`` used by the test, in processing order.
     loss_labeled_, loss_judge_labeled_, loss_judge_unlabeled_ : ndarray
-        The losses fed to the test, in processing order (the judge ones are ``None`` for R-Eval).
+        The losses fed to the test, in processing order (the judge ones are ``None`` for R-Eval;
+        one column per judge for several judges).
     n_features_in_, feature_names_in_ : copied from the wrapped model
 
     See Also
@@ -209,7 +222,7 @@ class RAutoEvalPlus(DelegatesToModel, MetaEstimatorMixin, BaseEstimator):
 
     _parameter_constraints = {
         "estimator": [HasMethods(["predict"])],
-        "autoevaluator": [HasMethods(["predict"]), callable, None],
+        "autoevaluator": [HasMethods(["predict"]), callable, list, tuple, None],
         "risk": [StrOptions(set(RISK_NAMES)), callable],
         "alpha": [Interval(Real, 0, 1, closed="neither")],
         "delta": [Interval(Real, 0, 1, closed="neither")],
@@ -338,7 +351,8 @@ class RAutoEvalPlus(DelegatesToModel, MetaEstimatorMixin, BaseEstimator):
         idx_lab, idx_unl = self._models_and_rows(X, y, classification, rng, groups)
         self.groups_labeled_ = None if groups is None else groups[self.labeled_indices_]
         self.groups_unlabeled_ = None if groups is None else groups[self.unlabeled_indices_]
-        if judge_labels is not None and needs_fitting(self.autoevaluator):
+        if judge_labels is not None and (needs_fitting(self.autoevaluator)
+                                         or _several(self.autoevaluator)):
             judge_labels = None  # labels of the unfitted template: this fit's judge differs
         pred_lab = self._losses(X, y, idx_lab, idx_unl, classification, judge_labels)
         return X, y, classification, pred_lab
@@ -355,6 +369,15 @@ class RAutoEvalPlus(DelegatesToModel, MetaEstimatorMixin, BaseEstimator):
                 f"method={self.method!r} needs an `autoevaluator` (a fitted model with predict, "
                 "or a callable X -> labels); pass one, or use method='eval' (labels only)."
             )
+        if _several(self.autoevaluator):
+            bad = [k for k, j in enumerate(self.autoevaluator)
+                   if not (hasattr(j, "predict") or callable(j))]
+            if not self.autoevaluator or bad:
+                raise ValueError(
+                    "`autoevaluator` given as a list must hold at least one judge, each a "
+                    "model with predict or a callable X -> labels; "
+                    + (f"entries {bad} are neither." if bad else "got an empty list.")
+                )
         X = indexable_rows(X)
         y = np.asarray(y)
         if y.ndim == 2 and y.shape[1] == 1:
@@ -376,7 +399,8 @@ class RAutoEvalPlus(DelegatesToModel, MetaEstimatorMixin, BaseEstimator):
         idx_lab, idx_unl = labeled_and_unlabeled(y, classification,
                                                   "the test needs human-labeled rows")
         model, judge = self.estimator, self.autoevaluator if uses_judge else None
-        if needs_fitting(model) or needs_fitting(judge):
+        judges = list(judge) if _several(judge) else [judge]
+        if needs_fitting(model) or any(map(needs_fitting, judges)):
             idx_train, idx_lab = _split_rows(idx_lab, groups, self.calib_size, rng)
             if len(idx_train) == 0 or len(idx_lab) == 0:
                 raise ValueError(
@@ -387,8 +411,9 @@ class RAutoEvalPlus(DelegatesToModel, MetaEstimatorMixin, BaseEstimator):
             X_train, y_train = _safe_indexing(X, idx_train), y[idx_train]
             if needs_fitting(model):
                 model = fit_clone(model, X_train, y_train, "estimator")
-            if needs_fitting(judge):
-                judge = fit_clone(judge, X_train, y_train, "autoevaluator")
+            judges = [fit_clone(j, X_train, y_train, "autoevaluator") if needs_fitting(j)
+                      else j for j in judges]
+            judge = judges if _several(judge) else judges[0]
             idx_lab = np.sort(idx_lab)
         if classification and hasattr(model, "classes_") and idx_unl.size:
             if np.any(unlabeled_mask(np.asarray(model.classes_), True)):
@@ -424,11 +449,14 @@ class RAutoEvalPlus(DelegatesToModel, MetaEstimatorMixin, BaseEstimator):
         h = self.risk_(y[idx_lab], pred_lab)
         g = u = None
         if self.method != "eval":
-            g = self.risk_(self._judge(X_lab, classification, judge_labels, idx_lab), pred_lab)
+            judges = self.autoevaluator_ if _several(self.autoevaluator_) else [None]
+            g = _stack([self.risk_(self._judge(X_lab, classification, judge_labels, idx_lab, j),
+                                   pred_lab) for j in judges])
             if idx_unl.size:
                 X_unl = _safe_indexing(X, idx_unl)
-                u = self.risk_(self._judge(X_unl, classification, judge_labels, idx_unl),
-                               self._predict_rows(X_unl))
+                pred_unl = self._predict_rows(X_unl)
+                u = _stack([self.risk_(self._judge(X_unl, classification, judge_labels, idx_unl,
+                                                   j), pred_unl) for j in judges])
         self.loss_labeled_, self.loss_judge_labeled_, self.loss_judge_unlabeled_ = h, g, u
         return pred_lab
 
@@ -469,7 +497,7 @@ class RAutoEvalPlus(DelegatesToModel, MetaEstimatorMixin, BaseEstimator):
         self.block_size_ = int(result.block_size)
         self.n_labeled_ = int(self.loss_labeled_.size)
         u = self.loss_judge_unlabeled_
-        self.n_unlabeled_ = 0 if u is None else int(u.size)
+        self.n_unlabeled_ = 0 if u is None else int(u.shape[0])
         copy_feature_info(self, self.estimator_, X)
 
     def _warn_useless(self, all_wrong, y_lab, pred_lab, classification, notes):
@@ -542,10 +570,12 @@ class RAutoEvalPlus(DelegatesToModel, MetaEstimatorMixin, BaseEstimator):
     def _predict_rows(self, X):
         return chunked_call(self.estimator_.predict, X, self.n_jobs)
 
-    def _judge(self, X, classification, all_labels=None, rows=None):
-        """Auto-evaluator labels of ``X``, checked to be one usable label per row; taken as
-        ``all_labels[rows]`` when the labels of every row were computed beforehand."""
-        labels = (raw_judge_labels(self.autoevaluator_, X, self.n_jobs) if all_labels is None
+    def _judge(self, X, classification, all_labels=None, rows=None, judge=None):
+        """Auto-evaluator labels of ``X`` (``judge``: one of several judges), checked to be one
+        usable label per row; taken as ``all_labels[rows]`` when the labels of every row were
+        computed beforehand."""
+        judge = self.autoevaluator_ if judge is None else judge
+        labels = (raw_judge_labels(judge, X, self.n_jobs) if all_labels is None
                   else all_labels[rows])
         if labels.ndim == 2 and labels.shape[1] == 1:
             labels = labels.ravel()
@@ -657,9 +687,9 @@ class RAutoEvalPlus(DelegatesToModel, MetaEstimatorMixin, BaseEstimator):
         # X goes untouched to the wrapped models: accept what all of them accept.
         tags = super().__sklearn_tags__()
         # Duck-typed models without scikit-learn tags (e.g. an LLM wrapper) get the defaults.
-        inner = [
-            t for t in map(tags_or_none, (self.estimator, self.autoevaluator)) if t is not None
-        ]
+        judges = list(self.autoevaluator) if _several(self.autoevaluator) else \
+            [self.autoevaluator]
+        inner = [t for t in map(tags_or_none, [self.estimator, *judges]) if t is not None]
         tags.input_tags.sparse = all(t.input_tags.sparse for t in inner)
         tags.input_tags.allow_nan = all(t.input_tags.allow_nan for t in inner)
         sub = tags_or_none(self.estimator)
@@ -694,7 +724,7 @@ def _shared_judge_labels(tester, X):
     if not isinstance(tester, RAutoEvalPlus) or tester.method == "eval":
         return None
     judge = tester.autoevaluator
-    if judge is None or needs_fitting(judge):
+    if judge is None or needs_fitting(judge) or _several(judge):
         return None
     labels = raw_judge_labels(judge, X, tester.n_jobs)
     if labels.ndim == 2 and labels.shape[1] == 1:

@@ -91,8 +91,9 @@ def add_parser(subparsers):
                    help="CSV, one row per unlabeled example (judge loss); omit for R-Eval")
     c.add_argument("--loss-column", default="loss",
                    help="loss with the true label in --labeled (default: loss)")
-    c.add_argument("--judge-column", default="judge_loss",
-                   help="loss with the judge's label, in both files (default: judge_loss)")
+    c.add_argument("--judge-column", default=None, action="append", metavar="COLUMN",
+                   help="loss with the judge's label, in both files (default: judge_loss); "
+                        "several judges: repeat the option or separate the columns with commas")
     c.add_argument("--model-column", default="model",
                    help="column of model ids: when --labeled has it, each model is certified "
                         "on its own rows, one output row per model (default: model)")
@@ -172,16 +173,21 @@ def _loss_table_options(p, noun):
     one column per ``noun``, or long files."""
     p.add_argument("--labeled", required=True,
                    help=f"CSV of true-label losses: one column per {noun}, one row per example")
-    p.add_argument("--judge-labeled", default=None,
-                   help="CSV of judge losses on the same examples (same columns)")
-    p.add_argument("--unlabeled", default=None,
-                   help="CSV of judge losses on unlabeled examples (same columns)")
+    p.add_argument("--judge-labeled", default=None, action="append",
+                   help="CSV of judge losses on the same examples (same columns); several "
+                        "judges (compare only): repeat the option, one file per judge")
+    p.add_argument("--unlabeled", default=None, action="append",
+                   help="CSV of judge losses on unlabeled examples (same columns); several "
+                        "judges: repeat the option, one file per judge, in the order of "
+                        "--judge-labeled")
     add_long_options(p, noun, "loss")
     p.add_argument("--loss-column", default="loss",
                    help="long tables: true-label losses in --labeled (default: loss)")
-    p.add_argument("--judge-column", default="judge_loss",
+    p.add_argument("--judge-column", default=None, action="append", metavar="COLUMN",
                    help="long tables: judge losses in --judge-labeled and --unlabeled, or in "
-                        "--labeled when --judge-labeled is omitted (default: judge_loss)")
+                        "--labeled when --judge-labeled is omitted (default: judge_loss); "
+                        "several judges (compare only): repeat the option or separate the "
+                        "columns with commas")
 
 
 def _common(p, alpha=True):
@@ -278,22 +284,28 @@ def _certify_losses(args):
     judge losses on its unlabeled rows (rows of --labeled with an empty loss, then
     --unlabeled). Rows of different models are never pooled."""
     lab = read_table(args.labeled, rows="labeled example")
-    judge = args.judge_column if args.judge_column in lab.columns else None
-    if args.method != "eval" and judge is None:
-        lab.index(args.judge_column)  # the reader's message: the column is missing
+    present = [c for c in args.judge_columns if c in lab.columns]
+    judge = args.judge_column if present else None
+    if args.method != "eval" or present:
+        for c in args.judge_columns:
+            lab.index(c)  # the reader's message: the column is missing
     h = lab.numbers(args.loss_column, what="losses", low=0, high=1, allow_empty=judge is not None,
                     hint=None if judge is None else "an empty loss marks an unlabeled row, "
                     f"which needs a {judge!r} value")
     g = None
     if judge is not None:
-        g = lab.numbers(judge, what="judge losses", low=0, high=1, allow_empty=True)
-        unlabeled = np.isnan(h)
-        bad = np.isnan(g) & (unlabeled | (args.method != "eval"))
-        if bad.any():
-            k = int(np.flatnonzero(bad)[0])
-            need = ("a labeled row needs its judge loss too" if not unlabeled[k] else
-                    "a row needs a loss (labeled) or a judge loss (unlabeled)")
-            raise ValueError(f"{lab.where(k, judge)} is empty; {need}.")
+        cols = []
+        for col in args.judge_columns:
+            gc = lab.numbers(col, what="judge losses", low=0, high=1, allow_empty=True)
+            unlabeled = np.isnan(h)
+            bad = np.isnan(gc) & (unlabeled | (args.method != "eval"))
+            if bad.any():
+                k = int(np.flatnonzero(bad)[0])
+                need = ("a labeled row needs its judge loss too" if not unlabeled[k] else
+                        "a row needs a loss (labeled) or a judge loss (unlabeled)")
+                raise ValueError(f"{lab.where(k, col)} is empty; {need}.")
+            cols.append(gc)
+        g = _judge_stack(cols)
     unl = None
     if args.unlabeled is not None and args.method != "eval":
         unl = read_table(args.unlabeled, rows="unlabeled example")
@@ -318,7 +330,7 @@ def _certify_losses(args):
             f"({list(groups)}) but --unlabeled has no such column, so its rows cannot be "
             "given to one model: add the column to --unlabeled (or pass --model NAME for a "
             "file that holds only that model's rows).")
-    u_all = None if unl is None else losses(unl, args.judge_column)
+    u_all = None if unl is None else _judge_stack([losses(unl, c) for c in args.judge_columns])
     ids_lab = None if args.groups is None else lab.text(args.groups)
     ids_unl = None if args.groups is None or unl is None else unl.text(args.groups)
     out = []
@@ -329,20 +341,21 @@ def _certify_losses(args):
             out.append((name, hm[keep], None, None,
                         None if ids_lab is None else ids_lab[rows][keep], None))
             continue
-        gm = g[rows]  # a judge column exists: checked above for every method but R-Eval
-        parts = [gm[~keep]]
+        gm = g[..., rows]  # a judge column exists: checked above for every method but R-Eval
+        parts = [gm[..., ~keep]]
         id_parts = [] if ids_lab is None else [ids_lab[rows][~keep]]
         if unl is not None:
             take = (slice(None) if unl_groups is None else
                     unl_groups.get(name, np.zeros(0, dtype=int)))
-            parts.append(u_all[take])
+            parts.append(u_all[..., take])
             if ids_unl is not None:
                 id_parts.append(ids_unl[take])
-        um = np.concatenate(parts)
+        um = np.concatenate(parts, axis=-1)
         gl = None if ids_lab is None else ids_lab[rows][keep]
         gu = None if ids_lab is None else np.concatenate(id_parts)
-        out.append((name, hm[keep], gm[keep], um if um.size else None, gl,
-                    gu if um.size else None))
+        some = um.shape[-1] > 0
+        out.append((name, hm[keep], gm[..., keep], um if some else None, gl,
+                    gu if some else None))
     return out
 
 
@@ -350,6 +363,37 @@ def _cluster_options(gl, gu):
     """``groups_labeled`` / ``groups_unlabeled`` of the array functions (none without
     --groups)."""
     return {} if gl is None else dict(groups_labeled=gl, groups_unlabeled=gu)
+
+
+def _judge_stack(columns):
+    """One judge's losses as they are, several judges' stacked on a new first axis: (judges,
+    examples) or (judges, models, examples); the examples stay on the last axis (see
+    :func:`_shuffled`)."""
+    return columns[0] if len(columns) == 1 else np.stack(columns)
+
+
+def _examples_first(x):
+    """Judge losses as the array functions take them: (examples,) or (examples, judges)."""
+    return None if x is None else x.T
+
+
+def _judge_options(args):
+    """Normalize the repeatable judge options: ``args.judge_columns`` (names, commas split;
+    ``args.judge_column`` its first), and for ``select``/``compare`` ``args.judge_files`` /
+    ``args.unlabeled_files`` (``args.judge_labeled`` / ``args.unlabeled`` their first)."""
+    names = [c.strip() for item in (args.judge_column or ["judge_loss"])
+             for c in item.split(",") if c.strip()]
+    if not names:
+        raise ValueError("--judge-column is empty: name at least one judge-loss column.")
+    if len(set(names)) < len(names):
+        raise ValueError(f"--judge-column names a column twice: {names}.")
+    args.judge_columns, args.judge_column = names, names[0]
+    if args.autoeval_command == "certify":
+        return
+    args.judge_files = args.judge_labeled or []
+    args.unlabeled_files = args.unlabeled or []
+    args.judge_labeled = args.judge_files[0] if args.judge_files else None
+    args.unlabeled = args.unlabeled_files[0] if args.unlabeled_files else None
 
 
 def _run_certify(args, rng):
@@ -374,6 +418,7 @@ def _run_certify(args, rng):
             gl, h, g = _shuffled_clusters(rng, gl, h, g)
             gu, u = _shuffled_clusters(rng, gu, u)
         clusters = _cluster_options(gl, gu)
+        g, u = _examples_first(g), _examples_first(u)
         res = rautoeval_test(h, g, u, alpha=args.alpha, delta=args.delta, method=method,
                              betting=args.betting, n_rho=args.n_rho, **clusters)
         row = {} if name is None else {"model": name}
@@ -382,7 +427,7 @@ def _run_certify(args, rng):
             "pvalue": res.pvalue,
             "labels_needed": None if res.stopping_index is None else res.stopping_index + 1,
             "n_labeled": h.size,
-            "n_unlabeled": 0 if u is None else u.size,
+            "n_unlabeled": 0 if u is None else u.shape[0],
             "block_size": res.block_size,
             "method": res.method,
             "alpha": args.alpha,
@@ -440,6 +485,9 @@ def _loss_tables(args, rng):
         H, G = _shuffled(rng, H, G)
         (U,) = _shuffled(rng, U)
         return H, G, U, names, {}
+    if max(len(args.judge_columns), len(args.judge_files), len(args.unlabeled_files)) > 1:
+        raise ValueError("--groups takes one judge for now: pass one --judge-column / "
+                         "--judge-labeled / --unlabeled.")
     if is_long(args, args.labeled, args.loss_column):
         raise ValueError("--groups reads a cluster id column of wide tables (one column per "
                          "model plus the --groups column); write the tables wide, or use "
@@ -465,6 +513,9 @@ def _loss_tables_of(args):
     """The unshuffled ``(H, G, U, names)`` of :func:`_loss_tables` without ``--groups``."""
     G = U = None
     if is_long(args, args.labeled, args.loss_column):
+        if len(args.judge_columns) > 1 or len(args.judge_files) > 1 \
+                or len(args.unlabeled_files) > 1:
+            return _several_long(args)
         H, G, U, names = _select_long(args)
     else:
         H, names = wide_losses(args.labeled)
@@ -474,14 +525,42 @@ def _loss_tables_of(args):
                 f"--method {args.method} needs --judge-labeled (judge losses on the labeled "
                 "examples); or use --method eval."
             )
-        G, _ = wide_losses(args.judge_labeled, names)
-        if G.shape != H.shape:
+        if args.unlabeled_files and len(args.unlabeled_files) != len(args.judge_files):
             raise ValueError(
-                f"--judge-labeled has {G.shape[1]} rows but --labeled has {H.shape[1]}: both "
-                "hold the same labeled examples."
+                f"{len(args.judge_files)} --judge-labeled file(s) but "
+                f"{len(args.unlabeled_files)} --unlabeled file(s): give one of each per judge, "
+                "in the same order."
             )
-        if args.unlabeled is not None:
-            U, _ = wide_losses(args.unlabeled, names)
+        Gs = [wide_losses(path, names)[0] for path in args.judge_files]
+        for G in Gs:
+            if G.shape != H.shape:
+                raise ValueError(
+                    f"--judge-labeled has {G.shape[1]} rows but --labeled has {H.shape[1]}: "
+                    "both hold the same labeled examples."
+                )
+        G = _judge_stack(Gs)
+        if args.unlabeled_files:
+            U = _judge_stack([wide_losses(path, names)[0] for path in args.unlabeled_files])
+    return H, G, U, names
+
+
+def _several_long(args):
+    """Long tables with several judges: one judge-loss column per judge (``--judge-column``,
+    read judge by judge), as (judges, models, examples) tables."""
+    import argparse
+
+    if len(args.judge_files) > 1 or len(args.unlabeled_files) > 1:
+        raise ValueError("With long tables several judges are judge-loss columns "
+                         "(--judge-column a,b), not several --judge-labeled / --unlabeled "
+                         "files.")
+    parts = []
+    for col in args.judge_columns:
+        one = argparse.Namespace(**vars(args))
+        one.judge_column = col
+        parts.append(_select_long(one))
+    H, _, _, names = parts[0]
+    G = None if parts[0][1] is None else _judge_stack([p[1] for p in parts])
+    U = None if parts[0][2] is None else _judge_stack([p[2] for p in parts])
     return H, G, U, names
 
 
@@ -491,6 +570,11 @@ def _run_select(args, rng):
     from ..autoeval import rautoeval_select
 
     H, G, U, names, clusters = _loss_tables(args, rng)
+    if G is not None and G.ndim == 3:
+        raise ValueError(
+            "select takes one judge: pass one --judge-column / --judge-labeled (several judges "
+            "are supported by certify and compare)."
+        )
     cost = None
     if args.cost is not None:
         try:
@@ -544,7 +628,8 @@ def _run_compare(args, rng):
                              f"models are {list(names)}.")
         baseline = list(names).index(args.baseline)
     method = args.method if U is not None else _no_unlabeled(args)
-    tables = [None if t is None else t.T for t in (H, G, U)]  # (examples, models)
+    # (examples, models), or (examples, models, judges) for several judges
+    tables = [None if t is None else t.T for t in (H, G, U)]
     res = rautoeval_compare(*tables, delta=args.delta, baseline=baseline, margin=args.margin,
                             method=method, betting=args.betting, n_rho=args.n_rho, **clusters)
     tested = np.argwhere(~np.isnan(res.pvalues))
@@ -640,6 +725,8 @@ def run(args):
     if args.autoeval_command != "compare":
         check_level(args.alpha, "alpha")
     check_level(args.delta, "delta")
+    if args.autoeval_command != "monitor":  # monitor has one --judge-column of its own
+        _judge_options(args)
     rng = None if getattr(args, "shuffle", None) is None else np.random.default_rng(args.shuffle)
     with one_line_warnings():
         if args.autoeval_command == "monitor":
