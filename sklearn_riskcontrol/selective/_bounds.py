@@ -360,7 +360,10 @@ def concentration_threshold(
     then checked on five held-out cases it was not chosen on (same benchmark): at least as much
     as the best of MAPIE 1.6's controllers on four, less on one (a risk score that can deploy
     only its safest ~5%, where MAPIE's fixed sequence, all of ``delta`` on its first threshold,
-    deployed .045 and this default .009).
+    deployed .045 and this default .009). A later held-out case lost too: a logistic regression
+    on 97/3 imbalanced data at alpha .02, whose most confident scores hold errors: .293
+    against .750 for MAPIE's Bonferroni and Holm, which spend ``delta / 100`` on every
+    threshold.
 
     **When a grid read off the scores keeps the SDR guarantee.** The grid, its order and the
     weights depend on the calibration *scores* (and on ``n``, ``alpha``, ``delta``, ``bound``),
