@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._typing import RandomStateLike
 from .._validation import check_level, check_number, check_random_state
 from ._arrays import _check_losses, rautoeval_test
 
@@ -51,6 +53,18 @@ class LabelPlan:
     n_pilot : int
         Pilot labels the plan was made from.
     alpha, delta : float
+
+    Examples
+    --------
+    A labels-only pilot of 50 rows with 3 errors, a budget of 300 labels:
+
+    >>> import numpy as np
+    >>> from sklearn_riskcontrol.autoeval import plan_labels
+    >>> h = np.r_[np.ones(3), np.zeros(47)]
+    >>> plan = plan_labels(h, alpha=0.2, delta=0.1, max_labels=300, n_simulations=50,
+    ...                    random_state=0, method="eval")
+    >>> plan                      # quantiles of the labels needed over 50 simulated sessions
+    LabelPlan(low=15.0, median=28.0, high=121.0, p_certify=0.960, max_labels=300)
     """
 
     needed: np.ndarray
@@ -108,8 +122,8 @@ def plan_labels(
     delta: float,
     max_labels: int | None = None,
     n_simulations: int = 200,
-    random_state=None,
-    **test_options,
+    random_state: RandomStateLike = None,
+    **test_options: Any,
 ) -> LabelPlan:
     """Forecast how many labels a :class:`LabelingSession` will need to certify ``risk <= alpha``.
 
