@@ -191,7 +191,7 @@ class RiskMonitor(BaseEstimator):
         Whether the alarm has fired.
     alarm_index_ : int or None
         The 0-based stream row at which it fired (None before it fires).
-    log_eprocess_ : ndarray of shape (n_rows_,)
+    log_eprocess_ : ndarray of shape ``(n_rows_,)``
         Log of the monitor's e-process after each row (the alarm threshold is
         ``log(1 / delta)``).
     mode_ : {"judge", "labels"}
@@ -394,7 +394,7 @@ class RiskMonitor(BaseEstimator):
 
         Returns
         -------
-        low, high : ndarray of shape (n_rows_,)
+        low, high : ndarray of shape ``(n_rows_,)``
             On a stream whose risk does not change, ``low[t] <= risk <= high[t]`` for every
             ``t`` at once with probability at least ``1 - delta``.
         """
