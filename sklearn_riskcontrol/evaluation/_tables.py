@@ -977,8 +977,9 @@ def read_inspect_log(
     Notes
     -----
     Scores are read from the samples, not from Inspect's reduced per-epoch results, so
-    no reducer is applied. The loop runs over Inspect's sample objects (parsing the log
-    dominates the time); the losses are computed per column.
+    no reducer is applied. Score values are Python objects of any type (text, numbers, dicts),
+    turned into losses one by one; parsing the log (Inspect's reader, which skips the
+    transcripts: events, messages, attachments) takes most of the time.
 
     Examples
     --------
@@ -1112,6 +1113,17 @@ def read_inspect_log(
         frame[col] = loss
     frame["task"], frame["error"], frame["log"] = rows["task"], rows["error"], rows["log"]
 
+    keys = list(zip(frame["model"], frame["example"], frame["epoch"]))
+    repeated = np.flatnonzero(frame[["model", "example", "epoch"]].duplicated().to_numpy())
+    if repeated.size:
+        k = int(repeated[0])
+        first = keys.index(keys[k])
+        raise ValueError(
+            f"model {frame['model'].iat[k]!r} sample {rows['example'][k]!r} epoch "
+            f"{frame['epoch'].iat[k]} is in two logs, {rows['log'][first]} and "
+            f"{rows['log'][k]} (a run and its rerun?); pass the log files to read instead of "
+            "their folder."
+        )
     failed = np.flatnonzero(frame["error"].notna().to_numpy())
     if failed.size:
         listed = "; ".join(f"{who(k)}: {frame['error'].iat[k]}" for k in failed[:_LISTED])
@@ -1128,17 +1140,6 @@ def read_inspect_log(
                   f"did not fail: {listed}{'; ...' if gap.size > _LISTED else ''} (unscored, "
                   "e.g. a judge reply without a grade, or not scored by this scorer).")
 
-    keys = list(zip(frame["model"], frame["example"], frame["epoch"]))
-    repeated = np.flatnonzero(frame[["model", "example", "epoch"]].duplicated().to_numpy())
-    if repeated.size:
-        k = int(repeated[0])
-        first = keys.index(keys[k])
-        raise ValueError(
-            f"model {frame['model'].iat[k]!r} sample {rows['example'][k]!r} epoch "
-            f"{frame['epoch'].iat[k]} is in two logs, {rows['log'][first]} and "
-            f"{rows['log'][k]} (a run and its rerun?); pass the log files to read instead of "
-            "their folder."
-        )
     if epochs == "mean":
         frame = _mean_epochs(frame, list(values))
     frame.attrs["loss_rules"] = rules
