@@ -508,14 +508,20 @@ def _get(record, field):
     return value
 
 
-def _sample_files(paths_or_dir):
-    if isinstance(paths_or_dir, (str, os.PathLike)):
-        paths_or_dir = [paths_or_dir]
+def _path_list(paths, what):
+    """``paths`` (one path or several) as a list of strings; ``what`` ends the TypeError's
+    sentence ``"`<argument>` must be ..."``."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
     try:
-        items = [os.fspath(p) for p in paths_or_dir]
+        return [os.fspath(p) for p in paths]
     except TypeError:
-        raise TypeError("`paths_or_dir` must be a directory, a file path or a list of file "
-                        f"paths; got {paths_or_dir!r}.") from None
+        raise TypeError(f"{what}; got {paths!r}.") from None
+
+
+def _sample_files(paths_or_dir):
+    items = _path_list(paths_or_dir, "`paths_or_dir` must be a directory, a file path or a "
+                                     "list of file paths")
     files = []
     for p in items:
         if os.path.isdir(p):
@@ -747,13 +753,8 @@ _LISTED = 5  # rows named in a warning
 def _inspect_files(path):
     """Log files of ``path`` (a file, a folder searched recursively, or a list of them) and the
     ``.json`` files of folders skipped because Inspect would not list them as logs."""
-    if isinstance(path, (str, os.PathLike)):
-        path = [path]
-    try:
-        items = [os.fspath(p) for p in path]
-    except TypeError:
-        raise TypeError("`path` must be an Inspect log file (.eval or .json), a folder of them "
-                        f"or a list of them; got {path!r}.") from None
+    items = _path_list(path, "`path` must be an Inspect log file (.eval or .json), a folder "
+                             "of them or a list of them")
     if not items:
         raise ValueError("`path` is empty: pass an Inspect log file or a folder of them.")
     files, skipped = [], []
