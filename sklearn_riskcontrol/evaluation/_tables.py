@@ -1100,7 +1100,9 @@ def read_inspect_log(
         rule, rules[col] = _loss_rule(col, scorer_of[col], score_range or {}, mapping)
         raw = np.asarray(raw + [None] * (n - len(raw)), dtype=object)
         loss = np.full(n, np.nan)
-        present = np.array([v is not None for v in raw])
+        # None (no score) and NaN (Inspect's Score.unscored()) are missing, whatever the rule
+        present = np.array([v is not None and not (isinstance(v, float) and np.isnan(v))
+                            for v in raw])
         for k in np.flatnonzero(present):  # values are Python objects of any kind
             try:
                 v = rule(raw[k])

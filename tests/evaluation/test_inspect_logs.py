@@ -228,6 +228,11 @@ def test_partial_noanswer_and_text_mappings(ilog, tmp_path):
     table, _ = _read(path, mapping={"match": {"P": 0.5, "N": 1, "C": 0, "I": 1, "maybe": 0.3}})
     assert dict(zip(table["example"], table["match"])) == {
         "q1": 0.5, "q2": 1.0, "q3": 0.0, "q4": 1.0, "q5": 0.3}
+    # a dict mapping of the judge: its unscored (NaN) values stay missing, not a missing key
+    table, _ = _read(path, mapping={"match": {"maybe": 0.3, "P": 0.5, "N": 1, "C": 0, "I": 1},
+                                    "model_graded_qa": {"C": 0.25, "I": 0.75}})
+    judge = table.groupby("example")["model_graded_qa"].first()
+    assert judge["q1"] == 0.25 and np.isnan(judge["q4"])
     with pytest.raises(ValueError, match=r"the value 'N' is not a key of mapping\['match'\] \(its keys: \['P'\]\)"):
         read_inspect_log(path, mapping={"match": {"P": 0.5}})
 
