@@ -11,6 +11,7 @@ import io
 import json
 import os
 import shutil
+import subprocess
 import sys
 import warnings
 import zipfile
@@ -351,3 +352,17 @@ def test_docstring_example_runs(ilog, monkeypatch):
     assert runner.failures == 0, out.getvalue()
     assert runner.tries >= 6
     assert os.path.isdir(ROOT / "tests" / "evaluation" / "data" / "inspect" / "qa")
+
+
+@pytest.mark.slow
+def test_the_fixture_script_writes_the_same_logs(ilog, tmp_path):
+    """tools/make_inspect_fixtures.py, run with the installed Inspect, writes logs that read to
+    the same tables as the stored fixtures (ids, epochs, models, losses, failures)."""
+    subprocess.run([sys.executable, str(ROOT / "tools" / "make_inspect_fixtures.py"),
+                    str(tmp_path)], check=True, capture_output=True, timeout=600)
+    for name in ("qa", "routed.eval"):
+        new, _ = _read(tmp_path / name)
+        old, _ = _read(DATA / name)
+        pd.testing.assert_frame_equal(new.drop(columns=["log", "error"]),
+                                      old.drop(columns=["log", "error"]))
+        assert new["error"].tolist() == old["error"].tolist()
