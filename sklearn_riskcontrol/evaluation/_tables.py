@@ -955,8 +955,9 @@ def read_inspect_log(
     ValueError
         A file that is not an Inspect log, a folder without a log, a score value that no rule
         turns into a loss in [0, 1] (the message names the log, model, sample, epoch, scorer
-        and value, and how to declare a rule), a scorer named like one of the table's other
-        columns, the same (model, sample, epoch) in two logs (pass the files to read).
+        and value, and how to declare a rule), a ``mapping`` or ``score_range`` key that is
+        no scorer of the logs, a scorer named like one of the table's other columns, the same
+        (model, sample, epoch) in two logs (pass the files to read).
 
     Warns
     -----
@@ -1082,6 +1083,12 @@ def read_inspect_log(
     if n == 0:
         raise ValueError(f"no sample in {_quoted(files[:_LISTED])}: the logs hold no sample "
                          "(runs with --no-log-samples, or runs that never started).")
+    scorers = list(dict.fromkeys(scorer_of.values()))
+    for option, given in (("mapping", mapping), ("score_range", score_range)):
+        unknown = [k for k in (given if isinstance(given, Mapping) else ()) if k not in scorers]
+        if unknown:
+            raise ValueError(f"`{option}` names the scorer {unknown[0]!r}, which no sample of "
+                             f"the logs has; their scorers are: {_quoted(scorers)}.")
     clash = sorted(set(values) & set(_INSPECT_COLUMNS + ("n_epochs",)))
     if clash:
         raise ValueError(f"a scorer is named {clash[0]!r}, like a column of the table; "

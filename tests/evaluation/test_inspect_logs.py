@@ -281,6 +281,12 @@ def test_malformed_inputs_have_clear_messages(ilog, tmp_path):
         read_inspect_log(QA, epochs="median")
     with pytest.raises(ValueError, match="`model_from` must be"):
         read_inspect_log(QA, model_from="file")
+    with pytest.raises(ValueError, match=r"`mapping` names the scorer 'matc', which no sample "
+                                         r"of the logs has; their scorers are: 'match', "
+                                         r"'model_graded_qa'\."):
+        read_inspect_log(QA, mapping={"matc": {"C": 0}})
+    with pytest.raises(ValueError, match=r"`score_range` names the scorer 'f1'"):
+        read_inspect_log(QA, score_range={"f1": (0, 1)})
 
 
 def test_folders_skip_and_report_other_json_files(ilog, tmp_path):
