@@ -921,7 +921,8 @@ def read_inspect_log(
         ``n_epochs``, the number of epochs read. The epochs of one sample are not independent
         draws: every method of this library that assumes i.i.d. rows needs one row per sample
         (``"mean"``, or ``read_long_table(..., duplicates="mean")``); with ``"rows"``,
-        ``example`` is the cluster of each row, the ``groups=`` a clustered method takes.
+        ``example`` is the cluster of each row, the cluster ids a clustered test takes
+        (``autoeval certify --groups example``; ``groups_labeled=`` in Python).
     model_from : {"auto", "eval", "output"}, default="auto"
         The ``model`` of a row: ``"eval"``, the log's model (``eval.model``, e.g.
         ``"openai/gpt-4o"``); ``"output"``, the model that wrote the sample's output

@@ -192,6 +192,34 @@ def test_flows_into_autoeval_certify(ilog, tmp_path, capsys):
         assert bool(row["certified"]) == bool(ref.certified)
 
 
+def test_epochs_as_rows_flow_into_certify_with_clusters(ilog, tmp_path, capsys):
+    """Epochs kept as rows, with ``example`` as the cluster (``--groups example``): the CLI's
+    clustered test equals the array function's on the same rows and cluster ids."""
+    from sklearn_riskcontrol.autoeval import rautoeval_test
+    from sklearn_riskcontrol.cli import main
+
+    table, _ = _read(QA)  # epochs="rows": two rows per sample
+    table = table[table["error"].isna() & table["model_graded_qa"].notna()].copy()
+    table.loc[~table["example"].isin(["q1", "q2"]), "match"] = np.nan  # whole clusters
+    path = tmp_path / "rows.csv"
+    table.to_csv(path, index=False)
+    code = main(["autoeval", "certify", "--labeled", str(path), "--loss-column", "match",
+                 "--judge-column", "model_graded_qa", "--groups", "example",
+                 "--alpha", "0.6", "--delta", "0.2"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    out = pd.read_csv(io.StringIO(captured.out)).set_index("model")
+    assert out.index.tolist() == ["canned/alpha", "canned/beta"]
+    for name, mine in table.groupby("model", sort=False):
+        lab, unl = mine[mine["match"].notna()], mine[mine["match"].isna()]
+        ref = rautoeval_test(lab["match"].to_numpy(), lab["model_graded_qa"].to_numpy(),
+                             unl["model_graded_qa"].to_numpy(), alpha=0.6, delta=0.2,
+                             groups_labeled=lab["example"].to_numpy(),
+                             groups_unlabeled=unl["example"].to_numpy())
+        assert out.loc[name, "n_labeled"] == len(lab) == 4  # q1 and q2, two epochs each
+        assert out.loc[name, "pvalue"] == pytest.approx(float(ref.pvalue), rel=1e-12)
+
+
 def test_numeric_scores_need_a_range_or_a_mapping(ilog, tmp_path):
     values = {"q1": 0.8, "q2": 0.0, "q3": 1.0, "q4": 0.25, "q5": True}
 
