@@ -163,26 +163,34 @@ def test_epochs_mean_is_read_long_table_mean(ilog):
         read_long_table(rows, score="match")  # epochs as rows are repeated pairs
 
 
-def test_flows_into_autoeval_certify(ilog, tmp_path, capsys):
-    """The table, as a CSV, is what ``autoeval certify`` reads: the scorer ``match`` as the
-    label, ``model_graded_qa`` as the judge, one certification per model."""
-    from sklearn_riskcontrol.autoeval import rautoeval_test
+def _certify(table, tmp_path, capsys, *options):
+    """``autoeval certify`` on ``table`` written to CSV, with ``match`` as the label and
+    ``model_graded_qa`` as the judge (q1 and q2 labeled, the others not): its output table."""
     from sklearn_riskcontrol.cli import main
 
-    table, _ = _read(QA, epochs="mean")
-    table = table[table["model_graded_qa"].notna()].copy()  # certify needs the judge loss
     table.loc[~table["example"].isin(["q1", "q2"]), "match"] = np.nan  # the others unlabeled
     path = tmp_path / "losses.csv"
     table.to_csv(path, index=False)
     code = main(["autoeval", "certify", "--labeled", str(path), "--loss-column", "match",
-                 "--judge-column", "model_graded_qa", "--model-column", "model",
-                 "--alpha", "0.6", "--delta", "0.2"])
+                 "--judge-column", "model_graded_qa", "--alpha", "0.6", "--delta", "0.2",
+                 *options])
     captured = capsys.readouterr()
     assert code == 0, captured.err
     out = pd.read_csv(io.StringIO(captured.out))
     assert out["model"].tolist() == ["canned/alpha", "canned/beta"]
-    for _, row in out.iterrows():
-        mine = table[table["model"] == row["model"]]
+    return out.set_index("model")
+
+
+def test_flows_into_autoeval_certify(ilog, tmp_path, capsys):
+    """The table, as a CSV, is what ``autoeval certify`` reads: the scorer ``match`` as the
+    label, ``model_graded_qa`` as the judge, one certification per model."""
+    from sklearn_riskcontrol.autoeval import rautoeval_test
+
+    table, _ = _read(QA, epochs="mean")
+    table = table[table["model_graded_qa"].notna()].copy()  # certify needs the judge loss
+    out = _certify(table, tmp_path, capsys, "--model-column", "model")
+    for name, row in out.iterrows():
+        mine = table[table["model"] == name]
         lab = mine[mine["match"].notna()]
         ref = rautoeval_test(lab["match"].to_numpy(), lab["model_graded_qa"].to_numpy(),
                              mine.loc[mine["match"].isna(), "model_graded_qa"].to_numpy(),
@@ -196,20 +204,10 @@ def test_epochs_as_rows_flow_into_certify_with_clusters(ilog, tmp_path, capsys):
     """Epochs kept as rows, with ``example`` as the cluster (``--groups example``): the CLI's
     clustered test equals the array function's on the same rows and cluster ids."""
     from sklearn_riskcontrol.autoeval import rautoeval_test
-    from sklearn_riskcontrol.cli import main
 
     table, _ = _read(QA)  # epochs="rows": two rows per sample
     table = table[table["error"].isna() & table["model_graded_qa"].notna()].copy()
-    table.loc[~table["example"].isin(["q1", "q2"]), "match"] = np.nan  # whole clusters
-    path = tmp_path / "rows.csv"
-    table.to_csv(path, index=False)
-    code = main(["autoeval", "certify", "--labeled", str(path), "--loss-column", "match",
-                 "--judge-column", "model_graded_qa", "--groups", "example",
-                 "--alpha", "0.6", "--delta", "0.2"])
-    captured = capsys.readouterr()
-    assert code == 0, captured.err
-    out = pd.read_csv(io.StringIO(captured.out)).set_index("model")
-    assert out.index.tolist() == ["canned/alpha", "canned/beta"]
+    out = _certify(table, tmp_path, capsys, "--groups", "example")  # whole clusters labeled
     for name, mine in table.groupby("model", sort=False):
         lab, unl = mine[mine["match"].notna()], mine[mine["match"].isna()]
         ref = rautoeval_test(lab["match"].to_numpy(), lab["model_graded_qa"].to_numpy(),
