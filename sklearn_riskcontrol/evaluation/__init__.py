@@ -6,7 +6,8 @@
   is committed, so a killed run resumes without buying anything twice;
 * tables: :func:`read_long_table` (one row per (model, example) from a DataFrame, CSV, JSON
   Lines or Parquet file) and :func:`read_harness_samples` (LLM evaluation harnesses' sample
-  files), both returning a :class:`LongTable`.
+  files), both returning a :class:`LongTable`; :func:`read_inspect_log` (Inspect AI logs) returns
+  the long table itself, one loss column per scorer, as a pandas DataFrame.
 
 The method packages (:mod:`sklearn_riskcontrol.bandits`, :mod:`sklearn_riskcontrol.autoeval`)
 and the command line build on it; it imports none of them.
@@ -22,7 +23,7 @@ from ._oracles import (
     as_oracle,
 )
 from ._store import EvaluationRecord, EvaluationStore, SQLiteStore
-from ._tables import LongTable, read_harness_samples, read_long_table
+from ._tables import LongTable, read_harness_samples, read_inspect_log, read_long_table
 
 __all__ = [
     "ScoreOracle",
@@ -38,4 +39,5 @@ __all__ = [
     "LongTable",
     "read_long_table",
     "read_harness_samples",
+    "read_inspect_log",
 ]

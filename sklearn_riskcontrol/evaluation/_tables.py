@@ -33,7 +33,7 @@ from .._typing import BoolArray
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["LongTable", "read_long_table", "read_harness_samples"]
+__all__ = ["LongTable", "read_long_table", "read_harness_samples", "read_inspect_log"]
 
 _FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet",
             ".pq": "parquet"}
@@ -508,14 +508,20 @@ def _get(record, field):
     return value
 
 
-def _sample_files(paths_or_dir):
-    if isinstance(paths_or_dir, (str, os.PathLike)):
-        paths_or_dir = [paths_or_dir]
+def _path_list(paths, what):
+    """``paths`` (one path or several) as a list of strings; ``what`` ends the TypeError's
+    sentence ``"`<argument>` must be ..."``."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
     try:
-        items = [os.fspath(p) for p in paths_or_dir]
+        return [os.fspath(p) for p in paths]
     except TypeError:
-        raise TypeError("`paths_or_dir` must be a directory, a file path or a list of file "
-                        f"paths; got {paths_or_dir!r}.") from None
+        raise TypeError(f"{what}; got {paths!r}.") from None
+
+
+def _sample_files(paths_or_dir):
+    items = _path_list(paths_or_dir, "`paths_or_dir` must be a directory, a file path or a "
+                                     "list of file paths")
     files = []
     for p in items:
         if os.path.isdir(p):
@@ -729,3 +735,446 @@ def read_harness_samples(
     src = _Source(name, arrays, len(where_line), row, where, hint)
     return _long(src, names["model"], names["example"], names["score"],
                  names.get("judge_score"), names.get("cost"), duplicates)
+
+
+# --------------------------------------------------------------------------------- Inspect AI
+_INSPECT_HINT = ('reading Inspect AI logs needs inspect_ai: pip install '
+                 '"sklearn-riskcontrol[inspect]" (or pip install inspect_ai)')
+# Inspect's CORRECT, INCORRECT, PARTIAL and NOANSWER values, as losses.
+_INSPECT_LOSSES = {"C": 0.0, "I": 1.0, "P": 0.5, "N": 1.0}
+_INSPECT_COLUMNS = ("model", "example", "epoch", "task", "error", "log")
+# Files Inspect keeps in a log directory that are not logs (its listing manifest, eval sets).
+_INSPECT_NOT_LOGS = ("logs.json", "eval-set.json")
+_LISTED = 5  # rows named in a warning
+
+
+def _inspect_files(path):
+    """Log files of ``path`` (a file, a folder searched recursively, or a list of them) and the
+    ``.json`` files of folders skipped because Inspect would not list them as logs."""
+    items = _path_list(path, "`path` must be an Inspect log file (.eval or .json), a folder "
+                             "of them or a list of them")
+    if not items:
+        raise ValueError("`path` is empty: pass an Inspect log file or a folder of them.")
+    files, skipped = [], []
+    # Inspect names .json logs <ISO timestamp>_<task>_<id>.json; other .json files in a folder
+    # (notes, results, its logs.json manifest) are not logs.
+    stamped = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}")
+    for p in items:
+        if os.path.isdir(p):
+            found = []
+            for root, _, names in os.walk(p):
+                for name in names:
+                    full = os.path.join(root, name)
+                    if name.endswith(".eval") or (name.endswith(".json")
+                                                  and stamped.match(name)):
+                        found.append(full)
+                    elif name.endswith(".json") and name not in _INSPECT_NOT_LOGS:
+                        skipped.append(full)
+            if not found:
+                raise ValueError(f"{p}: no Inspect log in this folder (or below): Inspect "
+                                 "writes .eval files, or .json files named "
+                                 "<date>T<time>_<task>_<id>.json.")
+            files.extend(sorted(found))
+        elif os.path.exists(p):
+            files.append(p)
+        else:
+            raise FileNotFoundError(f"{p}: no such file or directory.")
+    return files, sorted(skipped)
+
+
+def _read_one_log(path, read_eval_log):
+    import inspect_ai
+
+    try:
+        return read_eval_log(path)
+    except Exception as exc:  # zip, JSON and validation errors of a file that is no log
+        first = (str(exc).strip().splitlines() or [""])[0]
+        raise ValueError(
+            f"{path} is not an Inspect AI log that inspect_ai {inspect_ai.__version__} can read "
+            f"({type(exc).__name__}: {first}); pass .eval or .json files written by Inspect "
+            "(inspect eval ... --log-dir)."
+        ) from exc
+
+
+def _flat_values(value):
+    """``[(suffix, value)]`` of one score value: ``("", v)`` for a scalar, ``("/key", v)`` for
+    each item of a dict value (a scorer that returns several values)."""
+    if isinstance(value, dict):
+        return [(f"/{k}", v) for k, v in value.items()]
+    return [("", value)]
+
+
+def _loss_rule(name, scorer, score_range, mapping):
+    """The rule turning scorer ``name``'s values into losses: ``(function, description)``;
+    ``scorer`` is the scorer whose ``mapping`` and ``score_range`` entries apply."""
+    if scorer in mapping:
+        rule = mapping[scorer]
+        if callable(rule):
+            return rule, "your mapping (a function)"
+        if isinstance(rule, Mapping):
+            table = dict(rule)
+            missing = object()
+
+            def lookup(v):
+                out = table.get(v, missing) if not isinstance(v, (list, dict)) else missing
+                if out is missing:
+                    raise ValueError(f"the value {v!r} is not a key of mapping[{scorer!r}] "
+                                     f"(its keys: {list(table)})")
+                return out
+
+            return lookup, "your mapping (a dict)"
+        raise TypeError(f"mapping[{scorer!r}] must be a function value -> loss or a dict "
+                        f"{{value: loss}}; got {type(rule).__name__}.")
+    rng = score_range.get(scorer) if isinstance(score_range, Mapping) else score_range
+    if rng is not None:
+        try:
+            low, high = (float(x) for x in rng)
+        except (TypeError, ValueError):
+            raise ValueError(f"score_range for {scorer!r} must be a pair (low, high); got "
+                             f"{rng!r}.") from None
+        if not (np.isfinite(low) and np.isfinite(high) and low < high):
+            raise ValueError(f"score_range for {scorer!r} must be finite with low < high; got "
+                             f"{rng!r}.")
+    else:
+        low = high = None
+
+    def standard(v):
+        if isinstance(v, str):
+            if v in _INSPECT_LOSSES:
+                return _INSPECT_LOSSES[v]
+            raise ValueError(f"the text value {v!r} is not one of Inspect's C, I, P, N; pass "
+                             f"mapping={{{scorer!r}: {{{v!r}: <loss>, ...}}}}")
+        if isinstance(v, (bool, np.bool_)):
+            return 0.0 if v else 1.0
+        if isinstance(v, (int, float, np.number)):
+            if np.isnan(v):
+                return np.nan
+            if low is None:
+                raise ValueError(
+                    f"the value {v!r} is a number and scorer {scorer!r} has no declared range; "
+                    f"pass score_range={{{scorer!r}: (low, high)}} (higher = better: loss = "
+                    f"(high - value) / (high - low)), or a mapping")
+            if not low <= v <= high:
+                raise ValueError(f"the value {v!r} is outside score_range ({low:g}, {high:g}) "
+                                 f"of {scorer!r}")
+            return (high - float(v)) / (high - low)
+        raise ValueError(f"the value {v!r} ({type(v).__name__}) has no standard loss; pass "
+                         f"mapping={{{scorer!r}: function value -> loss}}")
+
+    if low is None:
+        text = "C -> 0, I -> 1, P -> 0.5, N -> 1, True -> 0, False -> 1"
+    else:
+        text = f"loss = ({high:g} - value) / ({high:g} - {low:g}); C/I/P/N as usual"
+    return standard, text
+
+
+def read_inspect_log(
+    path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    *,
+    score_range: tuple[float, float] | Mapping[str, tuple[float, float]] | None = None,
+    mapping: Mapping[str, Callable[[Any], float] | Mapping[Any, float]] | None = None,
+    epochs: str = "rows",
+    model_from: str = "auto",
+) -> pd.DataFrame:
+    """Read Inspect AI evaluation logs as a long loss table: one row per (model, sample, epoch).
+
+    `Inspect AI <https://inspect.aisi.org.uk>`_ writes one log per task and model (``.eval``, or
+    ``.json`` with ``--log-format json``), holding every sample's scores: one score per scorer
+    (``match``, ``model_graded_qa``, ...). This reads them with Inspect's own reader
+    (``inspect_ai.log.read_eval_log``, so any log version Inspect reads is read) and turns each
+    score into a loss in [0, 1], in the long shape that :func:`read_long_table` and the
+    command line (``autoeval certify --loss-column``/``--judge-column``, ``autoeval select``,
+    ``compare``, ``bandits``) take. The ground-truth label and the judge are two scorers, chosen
+    by their column names (e.g. ``match`` as the label and ``model_graded_qa`` as the judge).
+
+    Losses (lower is better), per scorer, the first rule that applies:
+
+    1. ``mapping[scorer]``: your function ``value -> loss``, or a dict ``{value: loss}``;
+    2. Inspect's text values: ``"C"`` (correct) -> 0, ``"I"`` (incorrect) -> 1, ``"P"``
+       (partial) -> 0.5, ``"N"`` (no answer) -> 1 (a non-answer counts as a failure);
+       ``True`` -> 0, ``False`` -> 1;
+    3. numbers, with a declared ``score_range=(low, high)`` (higher = better):
+       ``loss = (high - value) / (high - low)``. A number without a declared range is an error:
+       whether 1 is good or bad is not in the log.
+
+    A scorer whose value is a dict (several values) gives one column per key,
+    ``"<scorer>/<key>"`` (``mapping`` and ``score_range`` entries of ``"<scorer>"`` apply to
+    each). A NaN value (Inspect's ``Score.unscored()``, e.g. a judge's reply without a grade)
+    or a scorer absent from a sample is a missing loss (NaN).
+
+    Parameters
+    ----------
+    path : str, path-like or list of them
+        An Inspect log file (``.eval`` or ``.json``), a folder searched recursively for logs
+        (every ``.eval`` file and the ``.json`` files named as Inspect names logs,
+        ``<date>T<time>_<task>_<id>.json``), or a list of files and folders.
+    score_range : (low, high), dict or None, default=None
+        Range of the numeric scores, higher = better: one pair for every scorer, or a dict
+        ``{scorer: (low, high)}``.
+    mapping : dict or None, default=None
+        ``{scorer: function or dict}``: your own rule from a score value to a loss in [0, 1]
+        (``None`` or NaN = missing). It wins over the standard rules.
+    epochs : {"rows", "mean"}, default="rows"
+        Samples run for several epochs (``inspect eval --epochs``): ``"rows"`` keeps one row per
+        epoch, with its number in ``epoch``; ``"mean"`` averages each sample's losses over its
+        epochs (the epochs with a loss), one row per (model, sample), and replaces ``epoch`` by
+        ``n_epochs``, the number of epochs read. The epochs of one sample are not independent
+        draws: every method of this library that assumes i.i.d. rows needs one row per sample
+        (``"mean"``, or ``read_long_table(..., duplicates="mean")``); with ``"rows"``,
+        ``example`` is the cluster of each row, the cluster ids a clustered test takes
+        (``autoeval certify --groups example``; ``groups_labeled=`` in Python).
+    model_from : {"auto", "eval", "output"}, default="auto"
+        The ``model`` of a row: ``"eval"``, the log's model (``eval.model``, e.g.
+        ``"openai/gpt-4o"``); ``"output"``, the model that wrote the sample's output
+        (``output.model``; the log's model for a sample without output); ``"auto"``, the log's
+        model, unless the samples of one log have outputs of several models (a solver that
+        routes samples to several models): then that log's rows take ``"output"``, with a
+        warning, so that models are never pooled silently.
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        One row per (model, sample, epoch), in the order of the files (sorted within a
+        folder) and of the samples in each log, with the columns
+
+        ============  ======================================================================
+        model         the model (see ``model_from``)
+        example       the sample id (``"<task>/<id>"`` when the logs hold several tasks)
+        epoch         the epoch, from 1 (``n_epochs`` with ``epochs="mean"``)
+        <scorer>      one column per scorer, named as the scorer: its loss in [0, 1] or NaN
+        task          the task's name
+        error         the error message of a sample that failed (None otherwise)
+        log           the log file of the row
+        ============  ======================================================================
+
+        ``table.attrs["loss_rules"]`` says which rule made each scorer column.
+
+    Raises
+    ------
+    ImportError
+        ``inspect_ai`` is not installed (``pip install "sklearn-riskcontrol[inspect]"``).
+    ValueError
+        A file that is not an Inspect log, a folder without a log, a score value that no rule
+        turns into a loss in [0, 1] (the message names the log, model, sample, epoch, scorer
+        and value, and how to declare a rule), a ``mapping`` or ``score_range`` key that is
+        no scorer of the logs, a scorer named like one of the table's other columns, the same
+        (model, sample, epoch) in two logs (pass the files to read).
+
+    Warns
+    -----
+    RiskControlWarning
+        Samples that ended with an error (kept, with NaN losses and the message in ``error``),
+        scores that are missing (kept as NaN), logs of runs that did not finish, logs whose
+        samples come from several models, ``.json`` files of a folder skipped as not logs.
+        Each warning says how many rows and names the first ones. Nothing is dropped: a NaN
+        label loss is read as an *unlabeled* row by ``autoeval certify``, so drop the rows you
+        do not want (``table[table.error.isna()]``) before.
+
+    See Also
+    --------
+    read_long_table : the same long shape, from a DataFrame or a file.
+    read_harness_samples : lm-evaluation-harness sample files (and other JSON Lines logs).
+
+    Notes
+    -----
+    Scores are read from the samples, not from Inspect's reduced per-epoch results, so
+    no reducer is applied. Score values are Python objects of any type (text, numbers, dicts),
+    turned into losses one by one; parsing the log with Inspect's reader takes nearly all the
+    time (measured once on a busy 2-core machine: a 10,000-sample log, 20 s in
+    ``read_eval_log``, under 1 s for the rest).
+    Inspect's ``exclude_fields`` (skipping the transcripts) made the reading slower, not
+    faster, with inspect_ai 0.3.285, so the whole log is read.
+
+    Examples
+    --------
+    The test suite keeps small logs written by Inspect itself (two models, two epochs, scorers
+    ``match`` and ``model_graded_qa``; regenerated by ``tools/make_inspect_fixtures.py``):
+
+    >>> import os, warnings
+    >>> from sklearn_riskcontrol.evaluation import read_inspect_log, read_long_table
+    >>> logs = os.path.join("tests", "evaluation", "data", "inspect", "qa")
+    >>> with warnings.catch_warnings(record=True) as caught:  # doctest: +SKIP
+    ...     warnings.simplefilter("always")
+    ...     table = read_inspect_log(logs)
+    >>> table.columns.tolist()  # doctest: +SKIP
+    ['model', 'example', 'epoch', 'match', 'model_graded_qa', 'task', 'error', 'log']
+    >>> table.iloc[:5, :5]  # doctest: +SKIP
+              model example  epoch  match  model_graded_qa
+    0  canned/alpha      q1      1    0.0              0.0
+    1  canned/alpha      q2      1    0.0              0.0
+    2  canned/alpha      q3      1    0.0              0.0
+    3  canned/alpha      q4      1    1.0              NaN
+    4  canned/alpha      q5      1    1.0              0.0
+    >>> for w in caught:  # doctest: +SKIP
+    ...     print(str(w.message)[:75])
+    1 of 20 rows are samples that ended with an error and have no score: mo...
+    scorer 'model_graded_qa' has no score for 2 of 20 rows (NaN cells) that ...
+
+    One row per sample, the epochs averaged, is what :func:`read_long_table` and the
+    command line read:
+
+    >>> means = read_inspect_log(logs, epochs="mean")  # doctest: +SKIP
+    >>> read_long_table(means, score="match",  # doctest: +SKIP
+    ...                 judge_score="model_graded_qa").scores
+    array([[0. , 0. , 0. , 1. , 1. ],
+           [1. , 0.5, 0. , 0. , 1. ]])
+    """
+    try:
+        from inspect_ai.log import read_eval_log
+    except ImportError:
+        raise ImportError(f"read_inspect_log: {_INSPECT_HINT}.", name="inspect_ai") from None
+    import pandas as pd
+
+    if epochs not in ("rows", "mean"):
+        raise ValueError(f"`epochs` must be 'rows' (one row per epoch) or 'mean' (averaged "
+                         f"per sample); got {epochs!r}.")
+    if model_from not in ("auto", "eval", "output"):
+        raise ValueError(f"`model_from` must be 'auto', 'eval' or 'output'; got "
+                         f"{model_from!r}.")
+    mapping = {} if mapping is None else dict(mapping)
+    if score_range is not None and not isinstance(score_range, Mapping):
+        score_range = tuple(score_range)
+    files, skipped = _inspect_files(path)
+    if skipped:
+        _warn(f"skipped {len(skipped)} .json file(s) not named as Inspect names its logs "
+              f"(<date>T<time>_<task>_<id>.json): {_quoted(skipped[:_LISTED])}"
+              f"{'...' if len(skipped) > _LISTED else ''}; pass a file explicitly to read it.")
+
+    rows = {k: [] for k in _INSPECT_COLUMNS}
+    values = {}  # score column -> raw values, one per row (None where absent)
+    scorer_of = {}  # score column -> the scorer it comes from
+    n = 0
+    for file in files:
+        log = _read_one_log(file, read_eval_log)
+        samples = log.samples or []
+        if log.status != "success":
+            _warn(f"{file}: the run has status {log.status!r} (it did not finish), "
+                  f"{len(samples)} sample(s) read; samples it did not run are absent.")
+        if not samples:
+            continue
+        eval_model = str(log.eval.model)
+        outputs = [s.output.model if (s.output is not None and s.output.choices) else None
+                   for s in samples]
+        seen = list(dict.fromkeys(m for m in outputs if m))
+        use_output = model_from == "output" or (model_from == "auto" and len(seen) > 1)
+        if model_from == "auto" and len(seen) > 1:
+            _warn(f"{file}: the samples of this log (model {eval_model!r}) were answered by "
+                  f"{len(seen)} models ({_quoted(seen)}, their output.model): each row's model "
+                  "is the model of its output, so that they are not pooled "
+                  f"({outputs.count(None)} sample(s) without output keep {eval_model!r}); "
+                  "pass model_from='eval' to pool them.")
+        for s, out_model in zip(samples, outputs):
+            rows["model"].append(out_model if (use_output and out_model) else eval_model)
+            rows["example"].append(s.id)
+            rows["epoch"].append(int(s.epoch))
+            rows["task"].append(str(log.eval.task))
+            rows["error"].append(None if s.error is None else str(s.error.message))
+            rows["log"].append(file)
+            for scorer, score in (s.scores or {}).items():
+                for suffix, v in _flat_values(score.value):
+                    col = f"{scorer}{suffix}"
+                    if col not in values:
+                        values[col] = [None] * n
+                        scorer_of[col] = scorer
+                    values[col].append(v)
+            n += 1
+            for col in values:
+                if len(values[col]) < n:
+                    values[col].append(None)
+    if n == 0:
+        raise ValueError(f"no sample in {_quoted(files[:_LISTED])}: the logs hold no sample "
+                         "(runs with --no-log-samples, or runs that never started).")
+    scorers = list(dict.fromkeys(scorer_of.values()))
+    for option, given in (("mapping", mapping), ("score_range", score_range)):
+        unknown = [k for k in (given if isinstance(given, Mapping) else ()) if k not in scorers]
+        if unknown:
+            raise ValueError(f"`{option}` names the scorer {unknown[0]!r}, which no sample of "
+                             f"the logs has; their scorers are: {_quoted(scorers)}.")
+    clash = sorted(set(values) & set(_INSPECT_COLUMNS + ("n_epochs",)))
+    if clash:
+        raise ValueError(f"a scorer is named {clash[0]!r}, like a column of the table; "
+                         "rename the scorer (Scorer(name=...)) or read the log with "
+                         "inspect_ai.log.read_eval_log.")
+    frame = pd.DataFrame({k: rows[k] for k in ("model", "example", "epoch")})
+    tasks = list(dict.fromkeys(rows["task"]))
+    if len(tasks) > 1:
+        frame["example"] = [f"{t}/{e}" for t, e in zip(rows["task"], rows["example"])]
+
+    def who(k):
+        return (f"model {frame['model'].iat[k]!r} sample {rows['example'][k]!r} epoch "
+                f"{frame['epoch'].iat[k]} ({rows['log'][k]})")
+
+    rules = {}
+    for col, raw in values.items():
+        rule, rules[col] = _loss_rule(col, scorer_of[col], score_range or {}, mapping)
+        raw = np.asarray(raw + [None] * (n - len(raw)), dtype=object)
+        loss = np.full(n, np.nan)
+        # None (no score) and NaN (Inspect's Score.unscored()) are missing, whatever the rule
+        present = np.array([v is not None and not (isinstance(v, float) and np.isnan(v))
+                            for v in raw])
+        for k in np.flatnonzero(present):  # values are Python objects of any kind
+            try:
+                v = rule(raw[k])
+                v = np.nan if v is None else float(v)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"{who(k)}, scorer {col!r}: {exc}.") from None
+            if not (np.isnan(v) or 0.0 <= v <= 1.0):
+                raise ValueError(f"{who(k)}, scorer {col!r}: the value {raw[k]!r} gives the "
+                                 f"loss {v!r}, outside [0, 1]; fix mapping or score_range.")
+            loss[k] = v
+        frame[col] = loss
+    frame["task"], frame["error"], frame["log"] = rows["task"], rows["error"], rows["log"]
+
+    keys = list(zip(frame["model"], frame["example"], frame["epoch"]))
+    repeated = np.flatnonzero(frame[["model", "example", "epoch"]].duplicated().to_numpy())
+    if repeated.size:
+        k = int(repeated[0])
+        first = keys.index(keys[k])
+        raise ValueError(
+            f"model {frame['model'].iat[k]!r} sample {rows['example'][k]!r} epoch "
+            f"{frame['epoch'].iat[k]} is in two logs, {rows['log'][first]} and "
+            f"{rows['log'][k]} (a run and its rerun?); pass the log files to read instead of "
+            "their folder."
+        )
+    failed = np.flatnonzero(frame["error"].notna().to_numpy())
+    if failed.size:
+        listed = "; ".join(f"{who(k)}: {frame['error'].iat[k]}" for k in failed[:_LISTED])
+        _warn(f"{failed.size} of {n} rows are samples that ended with an error and have no "
+              f"score: {listed}{'; ...' if failed.size > _LISTED else ''}. They are kept with "
+              "NaN losses and the message in the 'error' column: rerun them (inspect "
+              "eval-retry) or drop them (table[table.error.isna()]); never read them as passes.")
+    ok = frame["error"].isna().to_numpy()
+    for col in values:
+        gap = np.flatnonzero(ok & np.isnan(frame[col].to_numpy()))
+        if gap.size:
+            listed = "; ".join(who(k) for k in gap[:_LISTED])
+            _warn(f"scorer {col!r} has no score for {gap.size} of {n} rows (NaN cells) that "
+                  f"did not fail: {listed}{'; ...' if gap.size > _LISTED else ''} (unscored, "
+                  "e.g. a judge reply without a grade, or not scored by this scorer).")
+
+    if epochs == "mean":
+        frame = _mean_epochs(frame, list(values))
+    frame.attrs["loss_rules"] = rules
+    return frame
+
+
+def _mean_epochs(frame, scores):
+    """One row per (model, example): the epochs' mean loss per scorer, ``n_epochs`` read."""
+    import pandas as pd
+
+    keys = ["model", "example"]
+    grouped = frame.groupby(keys, sort=False, dropna=False)
+    out = grouped[scores].mean() if scores else grouped.size().to_frame().iloc[:, :0]
+    out.insert(0, "n_epochs", grouped.size())
+    first = grouped[["task", "log"]].first()
+    errors = grouped["error"].agg(lambda e: "; ".join(e.dropna().astype(str)) or None)
+    out = pd.concat([out, first.iloc[:, :1], errors, first.iloc[:, 1:]], axis=1)
+    return out.reset_index()
+
+
+def _warn(message):
+    import warnings
+
+    from .._validation import RiskControlWarning
+
+    warnings.warn(message, RiskControlWarning, stacklevel=3)
