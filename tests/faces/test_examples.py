@@ -37,6 +37,8 @@ ALLOWED = {
     ("examples/plot_autoeval_monitor.py", "X_stream[change:] += rng.normal"):
         "corrupts the production stream from a point in time on (the drift being monitored); "
         "the stream's rows are random draws of the test split",
+    ("sklearn_riskcontrol/evaluation/_tables.py", ">>> table.iloc[:5, :5]"):
+        "displays the first rows of a table read from a log, not a split",
     ("sklearn_riskcontrol/bandits/_selector.py", "sel.predict(X_pool[:3]).shape"):
         "displays the shape of three predictions, not a split",
 }
