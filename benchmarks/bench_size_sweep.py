@@ -266,6 +266,53 @@ def _(n):
     return lambda: rautoeval_confidence_interval(h, g, u, delta=0.1)
 
 
+def _per_label(rows):
+    """Labels when ``rows`` counts labeled and unlabeled rows (``R_UNLABELED`` per label)."""
+    return max(rows // (1 + R_UNLABELED), 2)
+
+
+@case("rautoeval_difference_interval (2 models)", "rows", 12 * 10**5, low=600)
+def _(rows):
+    from sklearn_riskcontrol.autoeval import rautoeval_difference_interval
+
+    n = _per_label(rows)
+    (ha, ga, ua), (hb, gb, ub) = _losses(n), _losses(n)
+    hb, gb, ub = 1 - hb, 1 - gb, 1 - ub  # a second model, risk 0.9
+    return lambda: rautoeval_difference_interval(np.c_[ha, hb], np.c_[ga, gb], np.c_[ua, ub],
+                                                 delta=0.1)
+
+
+@case("rautoeval_confidence_interval (2 judges)", "rows", 12 * 10**5, low=600)
+def _(rows):
+    from sklearn_riskcontrol.autoeval import rautoeval_confidence_interval
+
+    h, g, u = _losses(_per_label(rows))
+    g2 = np.where(_rng(1).random(g.size) < 0.8, h, 1 - h)
+    u2 = _rng(2).permutation(u)
+    return lambda: rautoeval_confidence_interval(h, np.c_[g, g2], np.c_[u, u2], delta=0.1)
+
+
+@case("rautoeval_confidence_interval (clusters of 25)", "rows", 12 * 10**5, low=600)
+def _(rows):
+    from sklearn_riskcontrol.autoeval import rautoeval_confidence_interval
+
+    h, g, u = _losses(_per_label(rows))
+    groups, groups_u = np.arange(h.size) // 25, np.arange(u.size) // 25 + h.size
+    return lambda: rautoeval_confidence_interval(h, g, u, delta=0.1, groups_labeled=groups,
+                                                 groups_unlabeled=groups_u)
+
+
+@case("RiskMonitor.fit (judge, 10% labeled)", "rows", 10**6, low=1000)
+def _(rows):
+    from sklearn_riskcontrol.autoeval import RiskMonitor
+
+    rng = _rng()
+    h = (rng.random(rows) < 0.05).astype(float)
+    g = np.where(rng.random(rows) < 0.9, h, 1 - h)
+    labels = np.where(rng.random(rows) < 0.1, h, np.nan)
+    return lambda: RiskMonitor(alpha=0.1, delta=0.1, label_rate=0.1).fit(g, labels)
+
+
 @case("RAutoEvalPlus fit+decide (up)", "labels", 10**4)
 def _(n):
     from sklearn_riskcontrol.autoeval import RAutoEvalPlus

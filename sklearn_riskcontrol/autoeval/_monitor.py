@@ -63,6 +63,7 @@ __all__ = ["RiskMonitor"]
 _CAP = 0.5  # c: bets use at most half of the wealth that the worst observation could lose
 _PRIOR_ROUNDS = 10.0  # pseudo-rounds at the prior (mean alpha): no bet before evidence
 _LABEL_RATE_P = 1e-6  # the labeled share contradicts label_rate below this p-value
+_CHUNK = 2**16  # rows per pass: memory stays O(chunk x reliance factors), results identical
 
 
 def _ew_past(values, decay, state):
@@ -266,6 +267,13 @@ class RiskMonitor(BaseEstimator):
         self
         """
         h = np.asarray(loss_labeled, dtype=float)
+        if h.ndim == 1 and h.size > _CHUNK:  # a stream is its batches in order, whatever their size
+            for start in range(0, h.size, _CHUNK):
+                rows = slice(start, start + _CHUNK)
+                self.partial_fit(None if loss_judge is None else np.asarray(loss_judge)[rows],
+                                 h[rows], None if label_probability is None
+                                 else np.asarray(label_probability)[rows])
+            return self
         if h.ndim != 1:
             raise ValueError(f"`loss_labeled` must be 1-d (one entry per row, NaN where not "
                              f"labeled); got shape {h.shape}.")

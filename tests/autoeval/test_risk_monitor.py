@@ -177,3 +177,14 @@ def test_a_wrong_label_rate_is_reported():
     with warnings.catch_warnings():
         warnings.simplefilter("error", RiskControlWarning)
         RiskMonitor(alpha=ALPHA, delta=DELTA, label_rate=0.5).fit(g, h)
+
+
+def test_a_long_batch_is_processed_in_chunks_with_the_same_result():
+    rng = np.random.default_rng(7)
+    g, h = _stream(rng, np.full(150_000, 0.12), 0.1)
+    whole = RiskMonitor(alpha=ALPHA, delta=DELTA, label_rate=0.1).fit(g, h)  # > one chunk
+    parts = RiskMonitor(alpha=ALPHA, delta=DELTA, label_rate=0.1)
+    for rows in np.array_split(np.arange(150_000), 7):
+        parts.partial_fit(g[rows], h[rows], np.full(rows.size, 0.1))
+    np.testing.assert_allclose(whole.log_eprocess_, parts.log_eprocess_, atol=1e-8)
+    assert whole.n_rows_ == 150_000 and whole.alarm_index_ == parts.alarm_index_
