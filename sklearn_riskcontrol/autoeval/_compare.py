@@ -15,6 +15,14 @@ Reduction to one risk
     variance of ``L_A - L_B`` is small when the models err on the same items, and the judge's
     paired losses need only track the *difference*.
 
+When B's losses are all zero
+    Then ``R_A <= R_B - margin`` with ``margin = -alpha`` is ``R_A <= alpha``, and
+    :func:`rautoeval_difference_test` is :func:`rautoeval_test` of A at ``alpha`` exactly for
+    R-Eval with universal-portfolio bets (the default ``betting="up"``; its bets scale with the
+    observations, tested). With WSR bets (variance priors that do not scale) or a judge (the
+    paired observation's values fill only part of its a priori range ``[-rho, 1 + rho]``, which
+    caps the bets) the paired test differs from the single-risk one, with the same guarantee.
+
 Several judges
     Judge tables with a third axis, ``(n, K, k)`` and ``(N, K, k)``, hold ``k`` judges (axis 1:
     the models, axis 2: the judges). Each judge gives paired judge losses, and the single-risk

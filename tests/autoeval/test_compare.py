@@ -287,3 +287,15 @@ def test_session_store_skips_a_resent_batch_and_resumes(tmp_path):
         ComparisonSession(U, delta=0.1, margin=-0.1)
     with pytest.raises(ValueError, match=r"`loss_judge_unlabeled` must be a 2-d table of shape \(n_items, 2\)"):
         ComparisonSession(U[:, :1], delta=0.1)
+
+
+def test_b_losses_all_zero_give_the_single_risk_test_of_a():
+    # R_A - 0 <= -margin with margin = -alpha is R_A <= alpha: the same e-process for R-Eval
+    # with universal-portfolio bets (they scale with the observations; module docstring)
+    rng = np.random.default_rng(11)
+    h = (rng.random(300) < 0.1).astype(float)
+    res = rautoeval_difference_test(np.c_[h, np.zeros(300)], delta=0.1, margin=-0.2,
+                                    method="eval", betting="up")
+    ref = rautoeval_test(h, alpha=0.2, delta=0.1, method="eval", betting="up")
+    assert res.pvalue == pytest.approx(ref.pvalue, rel=1e-10)
+    assert res.certified == ref.certified
