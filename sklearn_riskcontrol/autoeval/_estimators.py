@@ -598,11 +598,16 @@ class RAutoEvalPlus(DelegatesToModel, MetaEstimatorMixin, BaseEstimator):
         peak = res.log_evalue
         with np.errstate(over="ignore"):
             peak_text = f"{np.exp(peak):.3g}" if peak < 700 else f"exp({peak:.1f})"
+        groups = getattr(self, "groups_labeled_", None)
+        rows, more = f"{self.n_labeled_} labeled rows", "labeled rows"
+        if groups is not None:  # the clusters are the rounds of the test
+            rows = f"{rows} in {np.unique(groups).size} clusters"
+            more = "labeled clusters"
         msg = (
             f"{type(self).__name__} did not certify risk <= alpha={self.alpha:g} at "
             f"delta={self.delta:g} (certified_ = False): p-value {self.pvalue_:.3g} > delta; "
             f"the e-process peaked at {peak_text}, below 1/delta = {1 / self.delta:g} "
-            f"({_METHOD_NAMES[self.method_]}, {self.n_labeled_} labeled rows)."
+            f"({_METHOD_NAMES[self.method_]}, {rows})."
         )
         mean = float(self.loss_labeled_.mean())
         if mean > self.alpha:
@@ -613,7 +618,7 @@ class RAutoEvalPlus(DelegatesToModel, MetaEstimatorMixin, BaseEstimator):
         else:
             msg += (
                 f" The mean loss on the labeled rows is {mean:.3g} <= alpha (one draw's "
-                "estimate), so more labeled rows (or more unlabeled rows with a better "
+                f"estimate), so more {more} (or more unlabeled ones with a better "
                 "autoevaluator) may suffice."
             )
         return " ".join([msg, *notes])

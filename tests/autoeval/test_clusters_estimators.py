@@ -99,3 +99,13 @@ def test_model_comparison_and_selector_take_groups():
         one = RAutoEvalPlus(model, autoevaluator=judge, alpha=0.3, delta=0.05,
                             random_state=1).fit(X, y, groups=groups)
         assert sel.pvalues_[k] == one.pvalue_
+
+
+def test_not_certified_warning_counts_the_clusters():
+    X, y, groups, models, judge = _setup()
+    est = RAutoEvalPlus(models[1], autoevaluator=judge, alpha=0.01, delta=0.1, random_state=0)
+    with pytest.warns(Warning, match=r"400 labeled rows in 40 clusters") as record:
+        est.fit(X, y, groups=groups)
+    assert not est.certified_
+    text = " ".join(str(w.message) for w in record)
+    assert "in 40 clusters" in text and "labeled rows)" not in text
