@@ -59,12 +59,14 @@ def _one_judge(losses, name):
     """Judge losses of one judge, 1-d (a single column of a 2-d array is accepted)."""
     if losses is None or np.ndim(losses) < 2:
         return losses
-    losses = np.asarray(losses)
-    if losses.ndim == 2 and losses.shape[1] == 1:
-        return losses[:, 0]
-    raise ValueError(f"`{name}` has {losses.shape[1] if losses.ndim == 2 else '?'} judge columns: "
-                     "clustered items (groups_labeled) take one judge for now. Pass one judge's "
-                     "losses, or drop the groups if the items are independent.")
+    from ._arrays import _judge_losses, _n_judges
+
+    losses = _judge_losses(losses, name)
+    if _n_judges(losses) > 1:
+        raise ValueError(f"`{name}` has {_n_judges(losses)} judge columns: clustered items "
+                         "(groups_labeled) take one judge for now. Pass one judge's losses, or "
+                         "drop the groups if the items are independent.")
+    return losses
 
 
 def cluster_tables(loss_labeled, loss_judge_labeled, loss_judge_unlabeled, groups_labeled,

@@ -84,16 +84,17 @@ class _Bettor:
     def __init__(self, alpha, lo, decay):
         self.alpha, self.lo, self.decay = alpha, np.asarray(lo, float), decay
         s = self.lo.size
-        self.sums = np.zeros((3, s))  # EW weight, sum of x, sum of x**2 before the batch
+        self.weight = np.zeros(())  # EW weight of the past rounds (the same for every row)
+        self.sums = np.zeros((2, s))  # EW sums of x and of x**2 before the batch, per row
         self.log_wealth = np.zeros(s)
 
     def update(self, x):
         """Feed ``x`` of shape (S, b); returns the log wealth after each round and the
         predictable variance estimates that sized the bets, both (S, b)."""
         b = x.shape[1]
-        w, self.sums[0] = _ew_past(np.ones((self.lo.size, b)), self.decay, self.sums[0])
-        m1, self.sums[1] = _ew_past(x, self.decay, self.sums[1])
-        m2, self.sums[2] = _ew_past(x * x, self.decay, self.sums[2])
+        w, self.weight = _ew_past(np.ones(b), self.decay, self.weight)
+        m1, self.sums[0] = _ew_past(x, self.decay, self.sums[0])
+        m2, self.sums[1] = _ew_past(x * x, self.decay, self.sums[1])
         a = self.alpha
         weight = _PRIOR_ROUNDS + w
         mu = (_PRIOR_ROUNDS * a + m1) / weight

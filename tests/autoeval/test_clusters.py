@@ -238,3 +238,16 @@ def test_select_runs_each_candidate_on_its_clusters():
     for k in range(2):
         one = rautoeval_test(H[k], Gj[k], U[k], alpha=0.2, delta=0.05, **kw)
         assert sel.pvalues[k] == one.pvalue
+
+
+def test_clusters_take_one_judge_column():
+    L, J, g = _documents(np.random.default_rng(3), 5)
+    _, Ju, gu = _documents(np.random.default_rng(4), 10)
+    with pytest.raises(ValueError, match="2 judge columns: clustered items"):
+        rautoeval_test(L, np.c_[J, J], np.c_[Ju, Ju], alpha=0.2, delta=0.1, groups_labeled=g,
+                       groups_unlabeled=gu + 100)
+    one = rautoeval_test(L, J[:, None], Ju[:, None], alpha=0.2, delta=0.1, groups_labeled=g,
+                         groups_unlabeled=gu + 100)
+    ref = rautoeval_test(L, J, Ju, alpha=0.2, delta=0.1, groups_labeled=g,
+                         groups_unlabeled=gu + 100)
+    assert one.pvalue == ref.pvalue
