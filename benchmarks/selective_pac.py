@@ -91,6 +91,25 @@ they were run:
 
 23. ``friedman-abserr-.15``; 24. ``imbalanced-lr-.02``; 25. ``synth4-lr-.05``.
 
+Held-out cases 26-35 (third round, issue 25): the default's start was chosen again on cases 1-25
+(all seen); these ten were added to the script before any candidate was run on them, to test it
+on more imbalanced and confidently-wrong models:
+
+26. ``imbalanced2-hgb-.02``: ``make_classification(n_samples=20000, n_features=12,
+    n_informative=5, weights=[0.95], class_sep=1.0, flip_y=0.01)``, the calibrated boosting of
+    case 4, alpha .02;
+27. ``noisy-lr-.1``: ``make_classification(n_samples=12000, n_features=10, n_informative=6,
+    class_sep=2.0, flip_y=0.12)``: well separated classes with 6% of the labels flipped at
+    random, so errors sit among the most confident points; logistic regression, alpha .1;
+28. ``noisy-rf-.1``: the same data, random forest (200 trees), alpha .1;
+29. ``imbalanced-hgb-.02``: the data of case 24 with the calibrated boosting, alpha .02;
+30. ``breast-rf-.05``: the small data of case 18 with a random forest (200 trees), alpha .05;
+31. ``letter-gnb-.1``: letter, Gaussian naive Bayes (overconfident), alpha .1;
+32. ``digits-knn-.01``: digits, 15 nearest neighbours (ties), alpha .01;
+33. ``synth4-mlp-.05``: the data of case 13 with the MLP of case 10, alpha .05;
+34. ``friedman-abserr-.25``: the regressor's risk score of case 19, alpha .25;
+35. ``diamonds-abserr-.15``: the risk score of case 16, alpha .15.
+
 Methods (per case, same splits):
 
 * ``ours default``: ``concentration_threshold(loss, score, alpha, target="sdr", delta=.1)``,
@@ -140,7 +159,7 @@ class). Skipped, saying so, while ``ConcentrationSDR`` has no ``groups`` paramet
 
 Usage::
 
-    python benchmarks/selective_pac.py                 # all 25 cases, 100 splits
+    python benchmarks/selective_pac.py                 # all 35 cases, 100 splits
     python benchmarks/selective_pac.py --quick         # cases 1-12, 10 splits, smoke test
     python benchmarks/selective_pac.py --cases 1,digits-rf-.02 --splits 200
     python benchmarks/selective_pac.py --cases 18,19,20,21,22 --no-groups  # held out only
@@ -222,6 +241,18 @@ CASES = [  # (name, data set, model, alpha, held_out: not used to choose the def
     ("friedman-abserr-.15", "friedman", "abserr", 0.15, True),
     ("imbalanced-lr-.02", "imbalanced", "lr", 0.02, True),
     ("synth4-lr-.05", "synth4", "lr", 0.05, True),
+    # held-out cases 26-35 (issue 25, third round): added after cases 1-25 had chosen the
+    # candidate for the default's start and before any candidate was run on them
+    ("imbalanced2-hgb-.02", "imbalanced2", "hgb", 0.02, True),
+    ("noisy-lr-.1", "noisy", "lr", 0.1, True),
+    ("noisy-rf-.1", "noisy", "rf200", 0.1, True),
+    ("imbalanced-hgb-.02", "imbalanced", "hgb", 0.02, True),
+    ("breast-rf-.05", "breast", "rf200", 0.05, True),
+    ("letter-gnb-.1", "letter", "gnb", 0.1, True),
+    ("digits-knn-.01", "digits", "knn", 0.01, True),
+    ("synth4-mlp-.05", "synth4", "mlp", 0.05, True),
+    ("friedman-abserr-.25", "friedman", "abserr", 0.25, True),
+    ("diamonds-abserr-.15", "diamonds", "abserr", 0.15, True),
 ]
 HELD_OUT = "held-out cases (not used to choose the default)"
 
@@ -258,6 +289,13 @@ def _halves(name, seed):
         X, y = make_classification(n_samples=20_000, n_features=10, n_informative=4,
                                    weights=[0.97], class_sep=1.2, flip_y=0.0,
                                    random_state=seed)
+    elif name == "imbalanced2":
+        X, y = make_classification(n_samples=20_000, n_features=12, n_informative=5,
+                                   weights=[0.95], class_sep=1.0, flip_y=0.01,
+                                   random_state=seed)
+    elif name == "noisy":
+        X, y = make_classification(n_samples=12_000, n_features=10, n_informative=6,
+                                   class_sep=2.0, flip_y=0.12, random_state=seed)
     else:
         X, y = load_letter(return_X_y=True)
         X, y = X.to_numpy(), y.to_numpy()
