@@ -64,17 +64,16 @@ _DEFAULT_PROCEDURE = {"mdr": "fixed_sequence", "sdr": "fallback"}
 # concentration_threshold for when that is exact).
 _SCORE_GRID_BOUNDS = tuple(PVALUES_OF_SUMS)
 # Fallback on the score grid, weights fixed on ranks (_rank_weights): 0.7 on one rank, the first
-# that can reject at 0.7 delta but not below a fifth of the calibration points (an error among a
-# confident model's few safest points, e.g. label noise, then does not cost that share), and 0.3
-# on the ranks k n / 100 with weights 0.95**j (a score whose safest points are not the safest,
-# e.g. a regressor's risk score, or a model that can deploy only a few points, starts there).
-# Chosen by measurement (benchmarks/selective_pac.py) against fixed sequence, first shares
-# .05-.7 on the first rejectable rank with tails halving every 0.5-4 m ranks, and dyadic,
-# geometric and 50-1000-point rank grids.
+# that can reject at 0.7 delta but not below n / 20 (an error among a confident model's very
+# safest points then does not cost that share), and 0.3 spread equally over the ranks k n / 50
+# (where a run of rejections opens when the safest scores hold the errors, e.g. a confident
+# model on imbalanced data). Chosen by measurement (benchmarks/selective_pac.py, issue 25, third
+# round: RESULTS.md) against the start not below n / 5 with weights 0.95**j on k n / 100 (the
+# previous default, which lost .46 of deployment to Bonferroni where the safest scores held the
+# errors), two starts, shares .5-.7 and 20-100 coarse ranks.
 _MAIN_SHARE = 0.7
-_MAIN_RANK = 0.2
-_COARSE_RANKS = 100
-_COARSE_DECAY = 0.95
+_MAIN_RANK = 0.05
+_COARSE_RANKS = 50
 # Fallback weights w_k proportional to _FALLBACK_DECAY**k along the ascending grid (fixed in
 # advance): more level on the safer thresholds, where the search starts, without betting it all
 # on the first one (measured against equal weights and decays .95-.99 in the same benchmark).
@@ -161,8 +160,8 @@ def _rank_weights(n, alpha, delta, bound, procedure):
         if can.any():
             w[max(int(np.argmax(can)), round(_MAIN_RANK * n) - 1)] = _MAIN_SHARE
         ranks = np.unique(np.round(np.arange(1, _COARSE_RANKS + 1) * n / _COARSE_RANKS))
-        decay = _COARSE_DECAY ** np.arange(ranks.size)
-        w[ranks.astype(np.int64) - 1] += (1.0 - _MAIN_SHARE) * decay / decay.sum()
+        ranks = ranks[ranks >= 1].astype(np.int64)  # n < 25: round(n / 50) is rank 0
+        w[ranks - 1] += (1.0 - _MAIN_SHARE) / ranks.size
     cum = np.cumsum(w)
     if not cum[-1]:
         return n + 1, cum
@@ -342,28 +341,34 @@ def concentration_threshold(
     rejected, and such a first hypothesis would end fixed-sequence testing at once), tested in
     increasing order. The fallback weights are fixed on the *ranks* of the scores, from ``n``,
     ``alpha``, ``delta`` and ``bound`` alone: 0.7 on the first rank that could reject at
-    ``0.7 delta`` with no error, but not below rank ``0.2 n`` (so that an error among a
-    confident model's few safest points, e.g. label noise, does not cost that share), and 0.3 on
-    the ranks ``round(k n / 100)``, ``k = 1..100``, with weights proportional to ``0.95**j``
-    (where a run of rejections opens when the safest scores are not the safest points, or when
-    little can be deployed); the grid opens at the first rank where the weight of the ranks up to
-    it could reject with no error, and a threshold gets the weights of the ranks it adds
-    (several when scores tie). Chosen by measurement (``benchmarks/selective_pac.py``,
-    issue 25; see ``benchmarks/RESULTS.md``) on twelve models x data sets (logistic regression,
-    calibrated boosting, random forests, naive Bayes, k-NN, an MLP and a ridge risk score of a
-    diamond-price regressor, on digits, letter, diamonds and a label-noise simulation), against
-    fixed-sequence testing (stopped by an error among the safest points: .39 deployed against
-    .85 on the calibrated boosting), a first share of 0.05-0.5 on the first rejectable rank
-    with the rest halving every ``0.5-4 m`` ranks (about .01 against .22 on the risk score,
-    whose safest scores hold the riskiest points) and dyadic, geometric and 50-1000-point rank
-    grids;
-    then checked on five held-out cases it was not chosen on (same benchmark): at least as much
-    as the best of MAPIE 1.6's controllers on four, less on one (a risk score that can deploy
-    only its safest ~5%, where MAPIE's fixed sequence, all of ``delta`` on its first threshold,
-    deployed .045 and this default .009). A later held-out case lost too: a logistic regression
-    on 97/3 imbalanced data at alpha .02, whose most confident scores hold errors: .293
-    against .750 for MAPIE's Bonferroni and Holm, which spend ``delta / 100`` on every
-    threshold.
+    ``0.7 delta`` with no error, but not below rank ``n / 20`` (so that an error among a
+    confident model's very safest points, e.g. label noise, does not cost that share), and 0.3
+    spread equally over the ranks ``round(k n / 50)``, ``k = 1..50`` (where a run of rejections
+    opens when the safest scores hold the errors, e.g. a confident model on imbalanced data);
+    the grid opens at the first rank where the weight of the ranks up to it could reject with
+    no error, and a threshold gets the weights of the ranks it adds (several when scores tie).
+    Chosen by measurement (``benchmarks/selective_pac.py`` and
+    ``benchmarks/selective_pac_start.py``, issue 25; see ``benchmarks/RESULTS.md``) in three
+    rounds, each checked on cases added after the previous choice. The third round compared
+    this rule with the previous default (the share not below ``n / 5``, the rest on
+    ``round(k n / 100)`` with weights ``0.95**j``: .293 deployed against .750 for MAPIE's Holm
+    on a logistic regression of 97/3 imbalanced data at alpha .02, now .789; .009 against .045
+    for MAPIE's fixed sequence on a risk score whose safest ~5% alone is deployable, now .056),
+    two starts, shares .5-.7 and 20-100 coarse ranks, on 25 cases; ten more were added before
+    any candidate ran on them. On all 35 the default deployed at least as much as the best of
+    MAPIE 1.6's controllers within two standard errors of the paired difference, except a
+    label-noise simulation (.846 against .850) and a 15-nearest-neighbours classifier at alpha
+    .01 with 449 calibration points (.663 against .688, held out; the previous default: the
+    same). Both go to MAPIE's fixed sequence, all of ``delta`` on its first threshold, which
+    wins when deployment is decided at the edge of what ``n`` and ``alpha`` allow; Bonferroni
+    and Holm win when the safest scores hold the errors; a weight moved toward one kind of case
+    was measured to lose the other (the candidate with two starts: -.306 on the k-NN case).
+    The earlier start costs where the score orders the risk smoothly and ``n`` is small: with
+    ``L ~ Bernoulli(S)``, ``S ~ U(0, 1)``, 500 points and alpha .2 (``selective_pac_ppi.py``)
+    the previous default deployed .286 and this one .243: in 300 simulated draws both runs of
+    rejections broke before the crossing (rank 200), the one opened at rank 25 earlier (median
+    first non-rejection at rank 136, against 146 from rank 100), and after the break the coarse
+    weights left are spread more thinly than the previous ``0.95**j``.
 
     **When a grid read off the scores keeps the SDR guarantee.** The grid, its order and the
     weights depend on the calibration *scores* (and on ``n``, ``alpha``, ``delta``, ``bound``),
@@ -391,8 +396,9 @@ def concentration_threshold(
     independent losses whose average mean exceeds ``alpha``), which differs from ``SDR*(t)``
     by the sampling of the scores below ``t``; in Monte Carlo with known risk functions (one
     nondecreasing with continuous and with 25 tied scores, one whose ``SDR*`` dips below
-    ``alpha`` right where the grid starts, one at the boundary) ``P(SDR*(t_hat) > alpha)``
-    stayed within ``delta`` plus 3 standard errors (``tests/selective/test_concentration_grid.py``).
+    ``alpha`` right where the grid starts, one whose safest tenth holds the errors, one at the
+    boundary) ``P(SDR*(t_hat) > alpha)`` stayed within ``delta`` plus 3 standard errors
+    (``tests/selective/test_concentration_grid.py``).
     Where exactness matters more than robustness to early errors and the score may tie, pass
     ``procedure="fixed_sequence"``. WSR's and R-AutoEval+'s p-values bet on the losses in
     order, which needs identically distributed losses: they keep the fixed grid.

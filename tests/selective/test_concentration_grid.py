@@ -30,6 +30,9 @@ RISKS = {
     # the safest scores are the riskiest, then a safe stretch, then risky again: SDR*(t) is not
     # monotone and the first rejectable threshold (a data-dependent start) sits in its dip
     "dip": (np.array([0.0, 0.02, 0.6]), np.array([0.3, 0.004, 0.3]), None),
+    # the safest tenth holds the errors (a confident model on imbalanced data): SDR*(t) > alpha
+    # up to t = .2, below it up to about .76; runs of rejections open on the coarse ranks
+    "inverted": (np.array([0.0, 0.1, 0.7]), np.array([0.08, 0.01, 0.4]), None),
 }
 
 
@@ -113,14 +116,14 @@ def test_default_grid_opens_with_a_rejectable_threshold(bound):
 def test_default_weights_follow_their_definition(n, alpha, bad):
     """The default's decisions are the fallback procedure's over the score grid with the weights
     defined on ranks: 0.7 on the first rank that can reject at 0.7 delta, but not below rank
-    0.2 n, and 0.3 on the ranks round(k n / 100) with weights 0.95**j; the grid opens at the
-    first rank where the cumulative weight could reject with no error; a threshold carries the
+    n / 20, and 0.3 spread equally over the ranks round(k n / 50); the grid opens at the first
+    rank where the cumulative weight could reject with no error; a threshold carries the
     weights of the ranks it adds (scores tie here, several ranks per threshold)."""
     zero = binomial_pvalues(np.zeros(n), np.arange(1, n + 1), alpha)
     w = np.zeros(n)
-    w[max(np.argmax(zero <= 0.7 * DELTA) + 1, round(0.2 * n)) - 1] = 0.7
-    ranks = np.unique(np.round(np.arange(1, 101) * n / 100)).astype(int)
-    w[ranks - 1] += 0.3 * 0.95 ** np.arange(ranks.size) / np.sum(0.95 ** np.arange(ranks.size))
+    w[max(np.argmax(zero <= 0.7 * DELTA) + 1, round(0.05 * n)) - 1] = 0.7
+    for k in range(1, 51):
+        w[round(k * n / 50) - 1] += 0.3 / 50
     m = int(np.argmax(zero <= DELTA * np.cumsum(w))) + 1
     rng = np.random.default_rng(n)
     certified = 0
@@ -181,6 +184,16 @@ def test_default_is_sharp_at_a_clean_crossing():
     broken, _ = _failure_rate("boundary", 0.05, 3000, reps, seed=13, delta=2 * DELTA,
                               procedure="fixed_sequence")
     assert broken > DELTA + _slack(reps)
+
+
+def test_default_deploys_where_the_safest_scores_hold_the_errors():
+    """With the errors among the safest tenth ("inverted": SDR* <= alpha on about (.2, .76)),
+    fixed-sequence testing stops at its first hypotheses while the default's coarse ranks open
+    a run of rejections (measured: mean threshold about .74 against .0001, n = 3000)."""
+    fail, mean_t = _failure_rate("inverted", 0.05, 3000, 100, seed=3)
+    assert fail <= DELTA + _slack(100) and mean_t > 0.6
+    _, mean_fst = _failure_rate("inverted", 0.05, 3000, 100, seed=3, procedure="fixed_sequence")
+    assert mean_fst < 0.1
 
 
 @pytest.mark.slow

@@ -196,10 +196,10 @@ def test_defaults_and_explicit_paper_baseline():
     L = (rng.uniform(size=1000) < S).astype(float)
     res = concentration_threshold(L, S, 0.3, target="sdr")
     assert (res.bound, res.procedure) == ("binomial", "fallback")
-    # the distinct scores from the 19th smallest: the first rank r with 0.7**r <= delta times the
-    # weight of the ranks up to r, here rank 10's 0.3 / sum(0.95**j, j < 100) (see
+    # the distinct scores from the 21st smallest: the first rank r with 0.7**r <= delta times the
+    # weight of the ranks up to r, here rank 20's 0.3 / 50 (0.7**20 > 0.1 * 0.006 >= 0.7**21; see
     # selective/test_concentration_grid.py for the weights)
-    np.testing.assert_array_equal(res.grid, np.unique(S)[18:])
+    np.testing.assert_array_equal(res.grid, np.unique(S)[20:])
     assert np.isnan(res.upper_bound).all()
     res = concentration_threshold(L * 0.5, S, 0.3, target="sdr")
     assert res.bound == "hoeffding_bentkus"
