@@ -316,7 +316,10 @@ def document(command, *, decision, passed, rule, guarantee, alpha, delta, rows, 
     return {
         "command": command, "decision": decision,
         "gate": {"passed": bool(passed), "rule": rule},
-        "guarantee": guarantee, "alpha": alpha, "delta": delta,
+        # a level the command has not: NaN, so that the JSON object lists it in nulls, with
+        # the reason given in ``reasons``
+        "guarantee": guarantee, "alpha": np.nan if alpha is None else alpha,
+        "delta": np.nan if delta is None else delta,
         "labels_used": labels_used, "rows": list(rows), "intervals": list(intervals),
         "interval_scale": interval_scale or {"low": 0.0, "high": 1.0, "label": "risk"},
         "facts": facts or {}, "messages": list(messages), "reasons": reasons or {},

@@ -399,15 +399,17 @@ def _judge_options(args):
 
 
 def _forecast(args, h, g, u, method):
-    """For a model not certified: the labels a labeling session would likely need (a forecast
-    from these rows by :func:`~sklearn_riskcontrol.autoeval.plan_labels`), or None and why."""
+    """For a model not certified: the labels a labeling session would likely need in all (the
+    median of :func:`~sklearn_riskcontrol.autoeval.plan_labels`' forecast from these rows, within
+    a budget of 10 times the labels used, at least 1000), or None, and the forecast in words."""
     from ..autoeval import plan_labels
 
     if args.groups is not None or (g is not None and g.ndim > 1):
         return None, "no forecast with --groups or several judges"
     try:
         plan = plan_labels(h, g, u, alpha=args.alpha, delta=args.delta, method=method,
-                           n_simulations=100, random_state=0)
+                           max_labels=max(10 * h.size, 1000), n_simulations=100,
+                           random_state=0)
     except ValueError as exc:
         return None, f"no forecast: {exc}"
     return (plan.median if np.isfinite(plan.median) else None), str(plan)
@@ -722,7 +724,7 @@ def _run_compare(args, rng):
         "pairs), over the draw of the examples (i.i.d. examples, in a random order, the same "
         "examples for every model)")
     decision = (lines[-1] if not pairs else
-                f"{len(pairs)} of {len(tested)} ordered pairs certified: "
+                f"{len(pairs)} of {len(tested)} ordered pairs certified (a realization): "
                 + "; ".join(f"risk({names[i]}) < risk({names[j]}){gap}" for i, j in pairs))
     lines = say(lines + [f"guarantee: {guarantee}"])
     entries = []
