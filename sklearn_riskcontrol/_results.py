@@ -239,6 +239,9 @@ td,th{border:1px solid #ccc;padding:.25em .5em;text-align:left}th{background:#f0
 def _cell(v):
     if isinstance(v, float):
         return f"{v:.4g}"
+    if isinstance(v, dict) and {"low", "high"} <= set(v):
+        level = "" if v.get("level") is None else f" ({v['level']:.0%})"
+        return f"[{_cell(v['low'])}, {_cell(v['high'])}]{level}"
     if isinstance(v, (dict, list)):
         return ", ".join(f"{k}={_cell(x)}" for k, x in v.items()) if isinstance(v, dict) \
             else ", ".join(_cell(x) for x in v)
@@ -332,12 +335,20 @@ def render_report(doc):
                    f"{esc(str(gate.get('rule', '')))}</p>")
     if doc.get("guarantee"):
         out.append(f"<h2>Guarantee</h2><p class='guarantee'>{esc(str(doc['guarantee']))}</p>")
-    levels = {k: doc.get(k) for k in ("alpha", "delta") if doc.get(k) is not None}
+    levels = {k: doc.get(k) for k in ("alpha", "delta", "labels_used")
+              if doc.get(k) is not None}
     facts = dict(levels, **(doc.get("facts") or {}))
     if facts:
         out.append("<h2>Settings and totals</h2>" + _table([facts]))
     if doc.get("rows"):
-        out.append("<h2>Per model</h2>" + _table(doc["rows"]))
+        # long texts (forecasts, messages) go below the table, one line per row
+        short = [{k: v for k, v in r.items() if not (isinstance(v, str) and len(v) > 60)}
+                 for r in doc["rows"]]
+        notes = [f"{r.get('name', '')}: {k}: {v}" for r in doc["rows"] for k, v in r.items()
+                 if isinstance(v, str) and len(v) > 60]
+        out.append("<h2>Per model</h2>" + _table(short))
+        if notes:
+            out.append("<ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
     if doc.get("intervals"):
         out.append(f"<h2>Intervals ({esc(str(scale.get('label', 'risk')))})</h2>"
                    + _svg(doc["intervals"], doc.get("alpha"), scale.get("low", 0.0),

@@ -1,8 +1,11 @@
 """Command line output that machines act on: --json (against the shipped schema), --gate exit
 codes, --report; and the results' to_dict / to_frame / to_html."""
 
+import importlib.util
 import json
+import shutil
 from importlib import resources
+from pathlib import Path
 
 import jsonschema
 import numpy as np
@@ -241,3 +244,23 @@ def test_warnings_go_into_the_json(files, capsys):
 
 def test_json_module_has_one_schema_version():
     assert SCHEMA["properties"]["schema_version"]["const"] == cli._io.SCHEMA_VERSION
+
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).is_file(), reason="Chromium is not installed")
+def test_report_renders_in_headless_chromium(files, tmp_path, capsys):
+    tool = Path(__file__).resolve().parents[2] / "tools" / "check_docs_render.py"
+    spec = importlib.util.spec_from_file_location("check_docs_render", tool)
+    checker = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(checker)
+    report = tmp_path / "r.html"
+    assert main(["autoeval", "certify", "--method", "eval", "--alpha", "0.2", "--ci",
+                 "--labeled", files["two.csv"], "--report", str(report)]) == 0
+    capsys.readouterr()
+    dom = checker.render(report, CHROMIUM, budget_ms=2000)
+    assert checker.check_report(dom, "1 of 2 models certified") == []
+    # the hostile names are text of the rendered page, not elements
+    assert dom.count("<script") == 0 and dom.count("<img") == 0
+    assert checker.check_report(dom, "3 of 2") != []  # the check can fail
