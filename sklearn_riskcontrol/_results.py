@@ -16,8 +16,12 @@ One home for what turns a result into something a machine or a person reads:
 import dataclasses
 import html
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["jsonable", "ResultMixin", "render_report"]
 
@@ -132,7 +136,7 @@ class ResultMixin:
         out["nulls"] = nulls
         return out
 
-    def to_frame(self):
+    def to_frame(self) -> "pd.DataFrame":
         """The per-row fields of the result as a :class:`pandas.DataFrame`.
 
         Returns
