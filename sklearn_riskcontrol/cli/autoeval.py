@@ -401,15 +401,18 @@ def _judge_options(args):
 def _forecast(args, h, g, u, method):
     """For a model not certified: the labels a labeling session would likely need in all (the
     median of :func:`~sklearn_riskcontrol.autoeval.plan_labels`' forecast from these rows, within
-    a budget of 10 times the labels used, at least 1000), or None, and the forecast in words."""
+    a budget of 10 times the labels used, at least 1000, and at most the judged pool), or None,
+    and the forecast in words."""
     from ..autoeval import plan_labels
 
     if args.groups is not None or (g is not None and g.ndim > 1):
         return None, "no forecast with --groups or several judges"
     try:
+        budget = max(10 * h.size, 1000)
+        if u is not None:  # each labeled round takes its own block of the judged pool
+            budget = min(budget, u.shape[-1])
         plan = plan_labels(h, g, u, alpha=args.alpha, delta=args.delta, method=method,
-                           max_labels=max(10 * h.size, 1000), n_simulations=100,
-                           random_state=0)
+                           max_labels=budget, n_simulations=100, random_state=0)
     except ValueError as exc:
         return None, f"no forecast: {exc}"
     return (plan.median if np.isfinite(plan.median) else None), str(plan)
