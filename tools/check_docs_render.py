@@ -135,14 +135,14 @@ def check_report(dom, expect):
     Parameters
     ----------
     dom : str
-        HTML of the report after Chromium rendered it (``--dump-dom``).
+        The report as Chromium shows it (``--dump-dom`` after rendering).
     expect : str
         Text the decision (the element with ``id="decision"``) must contain.
 
     Returns
     -------
     list of str
-        One sentence per problem.
+        The problems: a wrong decision, no drawing, a script, an outside reference.
 
     Examples
     --------
@@ -199,48 +199,35 @@ def main(argv=None):
     parser.add_argument("--expect", default="",
                         help="with --report: text the report's decision must contain")
     args = parser.parse_args(argv)
-    if args.report is not None:
-        return _main_report(args)
-    if not args.page.is_file():
-        print(f"error: {args.page} does not exist; build the docs first with "
-              "`python -m sphinx -W -b html doc doc/_build/html`", file=sys.stderr)
+    if args.report is not None:  # a command-line report: its decision, intervals, no network
+        page, missing = args.report, ("write it with `python -m sklearn_riskcontrol ... "
+                                      "--report FILE.html`")
+        check = lambda dom: check_report(dom, args.expect)  # noqa: E731
+        budget, fail = 2000, f"the report {args.report} does not render as it should"
+        ok = f"the report {args.report} renders offline, with its decision and intervals"
+    else:
+        page, missing = args.page, ("build the docs first with "
+                                    "`python -m sphinx -W -b html doc doc/_build/html`")
+        check, budget = check_typeset, 10000
+        fail = f"math in {args.page} does not render offline"
+        ok = f"every formula in {args.page} was typeset by MathJax, offline"
+    if not page.is_file():
+        print(f"error: {page} does not exist; {missing}", file=sys.stderr)
         return 2
     if not Path(args.chromium).is_file():
         print(f"error: Chromium not found at {args.chromium}; install it "
               "(`apt-get install chromium`) or pass --chromium PATH", file=sys.stderr)
         return 2
     try:
-        problems = check_typeset(render(args.page, args.chromium))
+        problems = check(render(page, args.chromium, budget_ms=budget))
     except (RuntimeError, subprocess.TimeoutExpired) as exc:
         problems = [str(exc)]
     if problems:
-        print(f"FAIL: math in {args.page} does not render offline:", file=sys.stderr)
+        print(f"FAIL: {fail}:", file=sys.stderr)
         for problem in problems:
             print(f"  - {problem}", file=sys.stderr)
         return 1
-    print(f"OK: every formula in {args.page} was typeset by MathJax, offline")
-    return 0
-
-
-def _main_report(args):
-    if not args.report.is_file():
-        print(f"error: {args.report} does not exist; write it with `python -m "
-              "sklearn_riskcontrol ... --report FILE.html`", file=sys.stderr)
-        return 2
-    if not Path(args.chromium).is_file():
-        print(f"error: Chromium not found at {args.chromium}; install it "
-              "(`apt-get install chromium`) or pass --chromium PATH", file=sys.stderr)
-        return 2
-    try:
-        problems = check_report(render(args.report, args.chromium, budget_ms=2000), args.expect)
-    except (RuntimeError, subprocess.TimeoutExpired) as exc:
-        problems = [str(exc)]
-    if problems:
-        print(f"FAIL: the report {args.report} does not render as it should:", file=sys.stderr)
-        for problem in problems:
-            print(f"  - {problem}", file=sys.stderr)
-        return 1
-    print(f"OK: the report {args.report} renders offline, with its decision and intervals")
+    print(f"OK: {ok}")
     return 0
 
 
