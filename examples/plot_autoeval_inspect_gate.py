@@ -154,10 +154,10 @@ for row in result["rows"]:
 
 # %%
 # In this run the strong model is certified (its error on these questions is about 4%) and the
-# weak one is not (about 25%, above ``alpha = 0.15``), so the gate fails with status 1: a CI step ``... --gate`` stops the
-# pipeline. Every number above is one realization: another draw of the labeled rows gives
-# other p-values; the guarantee is about how often the procedure wrongly certifies. The JSON
-# object carries everything a pipeline needs:
+# weak one is not (about 25%, above ``alpha = 0.15``), so the gate fails with status 1: a CI
+# step ``... --gate`` stops the pipeline. Every number above is one realization: another draw
+# of the labeled rows gives other p-values; the guarantee is about how often the procedure
+# wrongly certifies. The JSON object carries everything a pipeline needs:
 print(json.dumps({k: result[k] for k in ("schema_version", "command", "gate", "alpha", "delta",
                                          "labels_used")}, indent=1))
 

@@ -8,8 +8,8 @@ One home for what turns a result into something a machine or a person reads:
 * :class:`ResultMixin` gives the result dataclasses of the method packages ``to_dict()``,
   ``to_html()`` and, when the class names the per-row fields in ``_frame_columns``,
   ``to_frame()``;
-* :func:`render_report` writes a report document (the command line's JSON object, or a result's
-  :meth:`ResultMixin.report`) as one self-contained HTML page: inline CSS, intervals drawn as
+* :func:`render_report` writes a report document (the command line's JSON object, or the one a
+  result's ``to_html`` makes) as one self-contained HTML page: inline CSS, intervals drawn as
   inline SVG, no script and nothing loaded from the network; every string is escaped.
 """
 
@@ -181,7 +181,7 @@ class ResultMixin:
             return pd.DataFrame(out)
         return pd.DataFrame(columns)
 
-    def report(self) -> dict:
+    def _report_document(self):
         """The report document of :func:`render_report` (see :meth:`to_html`)."""
         d = self.to_dict()
         scalars = {k: v for k, v in d.items() if not isinstance(v, (list, dict))
@@ -216,7 +216,7 @@ class ResultMixin:
         >>> page.startswith("<!DOCTYPE html>"), "<svg" in page, "<script" in page
         (True, True, False)
         """
-        return render_report(self.report())
+        return render_report(self._report_document())
 
 
 def _first_paragraph(doc):
@@ -232,7 +232,8 @@ _CSS = """
 body{font:15px/1.45 system-ui,sans-serif;max-width:980px;margin:2em auto;padding:0 1em;color:#222}
 h1{font-size:1.4em}h2{font-size:1.1em;margin-top:1.6em}
 .decision{font-size:1.15em;padding:.6em .8em;border-radius:6px;background:#eef}
-.pass{background:#e3f6e3;border-left:6px solid #2a2}.fail{background:#fbe9e7;border-left:6px solid #c33}
+.pass{background:#e3f6e3;border-left:6px solid #2a2}
+.fail{background:#fbe9e7;border-left:6px solid #c33}
 .guarantee{padding:.5em .8em;background:#f6f6f6;border-left:4px solid #888}
 table{border-collapse:collapse;font-size:.92em;margin:.5em 0}
 td,th{border:1px solid #ccc;padding:.25em .5em;text-align:left}th{background:#f0f0f0}

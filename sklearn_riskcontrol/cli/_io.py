@@ -282,8 +282,8 @@ def add_output_options(parser):
     parser.add_argument(
         "--json", action="store_true",
         help="print one JSON object (schema sklearn_riskcontrol/cli/schema/v1.json) on "
-             "standard output; tables go to --output files only, every other line to "
-             "standard error")
+             "standard output and nothing else: the summary, and the table when --output is "
+             "-, go to standard error")
     parser.add_argument(
         "--gate", action="store_true",
         help="exit 0 when what was asked is certified, 1 when not (2: bad input, as always)")

@@ -467,7 +467,7 @@ def _run_certify(args, rng):
                  "method": res.method,
                  "interval": (interval(row["ci_low"], row["ci_high"], 1 - args.delta)
                               if args.ci else None)}
-        if (args.json or args.report) and not res.certified:
+        if (getattr(args, "json", False) or getattr(args, "report", None)) and not res.certified:
             entry["labels_forecast"], entry["labels_forecast_text"] = _forecast(
                 args, h, g, u, res.method)
         entries.append(entry)
