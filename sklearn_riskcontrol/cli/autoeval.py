@@ -50,6 +50,7 @@ import warnings
 
 import numpy as np
 
+from ._inspect import add_inspect_options, check_inspect_options, inspect_losses
 from ._io import (
     add_long_options,
     document,
@@ -86,9 +87,9 @@ def add_parser(subparsers):
         "certify", help="test H0: risk > alpha for one model",
         description="Test H0: risk > alpha for one model; certified = H0 rejected at level delta.",
     )
-    c.add_argument("--labeled", required=True,
+    c.add_argument("--labeled", default=None,
                    help="CSV, one row per human-labeled example (true-label and judge losses); "
-                        "a row with an empty loss is an unlabeled example")
+                        "a row with an empty loss is an unlabeled example (or --inspect-log)")
     c.add_argument("--unlabeled", default=None,
                    help="CSV, one row per unlabeled example (judge loss); omit for R-Eval")
     c.add_argument("--loss-column", default="loss",
@@ -104,6 +105,7 @@ def add_parser(subparsers):
     c.add_argument("--ci", action="store_true",
                    help="add a two-sided (1 - delta) confidence interval for the risk (WSR)")
     _common(c)
+    add_inspect_options(c)
 
     s = sub.add_parser(
         "select", help="select the cheapest certified model among candidates (FST/Bonferroni)",
@@ -239,9 +241,11 @@ def _no_unlabeled(args, what=""):
     """The method run without unlabeled rows: R-Eval, said in the command line's words when
     another method was asked for."""
     if args.method != "eval":
-        warnings.warn(
-            f"{what}no unlabeled rows (no --unlabeled file, and no row of --labeled with an "
-            f"empty loss): --method {args.method} reduces to R-Eval (labels only).", stacklevel=2)
+        why = ("no --unlabeled file, and no row of --labeled with an empty loss"
+               if getattr(args, "inspect_log", None) is None else
+               f"every sample has a --label-scorer {args.label_scorer!r} score")
+        warnings.warn(f"{what}no unlabeled rows ({why}): --method {args.method} reduces to "
+                      "R-Eval (labels only).", stacklevel=2)
     return "eval"
 
 
@@ -259,7 +263,7 @@ def _shuffled_clusters(rng, ids, *arrays):
 
 def _shuffled(rng, *arrays):
     """The same permutation of the last axis of each array (None passes through)."""
-    if rng is None:
+    if rng is None or all(a is None for a in arrays):
         return arrays
     n = next(a.shape[-1] for a in arrays if a is not None)
     perm = rng.permutation(n)
@@ -284,7 +288,11 @@ def _model_rows(table, args, flag):
 def _certify_losses(args):
     """``[(model or None, h, g, u)]``: each model's labeled losses, judge losses on them and
     judge losses on its unlabeled rows (rows of --labeled with an empty loss, then
-    --unlabeled). Rows of different models are never pooled."""
+    --unlabeled), read from Inspect logs with --inspect-log. Rows of different models are never
+    pooled."""
+    if getattr(args, "inspect_log", None) is not None:
+        out, args.source_facts = inspect_losses(args)
+        return out
     lab = read_table(args.labeled, rows="labeled example")
     present = [c for c in args.judge_columns if c in lab.columns]
     judge = args.judge_column if present else None
@@ -383,12 +391,15 @@ def _judge_options(args):
     """Normalize the repeatable judge options: ``args.judge_columns`` (names, commas split;
     ``args.judge_column`` its first), and for ``select``/``compare`` ``args.judge_files`` /
     ``args.unlabeled_files`` (``args.judge_labeled`` / ``args.unlabeled`` their first)."""
-    names = [c.strip() for item in (args.judge_column or ["judge_loss"])
+    option, given = "--judge-column", args.judge_column
+    if getattr(args, "judge_scorer", None) is not None:
+        option, given = "--judge-scorer", args.judge_scorer
+    names = [c.strip() for item in (given or ["judge_loss"])
              for c in item.split(",") if c.strip()]
     if not names:
-        raise ValueError("--judge-column is empty: name at least one judge-loss column.")
+        raise ValueError(f"{option} is empty: name at least one judge.")
     if len(set(names)) < len(names):
-        raise ValueError(f"--judge-column names a column twice: {names}.")
+        raise ValueError(f"{option} names a judge twice: {names}.")
     args.judge_columns, args.judge_column = names, names[0]
     if args.autoeval_command == "certify":
         return
@@ -431,6 +442,9 @@ def _run_certify(args, rng):
             method = _no_unlabeled(args, "" if name is None else f"model {name!r}: ")
         if h.size == 0:
             of = "" if name is None else f" of model {name!r}"
+            if getattr(args, "inspect_log", None) is not None:
+                raise ValueError(f"no sample{of} has a --label-scorer {args.label_scorer!r} "
+                                 "score: certifying needs labeled samples.")
             raise ValueError(f"--labeled has no labeled row{of} (every {args.loss_column!r} "
                              "cell is empty).")
         if gl is None:
@@ -475,6 +489,10 @@ def _run_certify(args, rng):
     frame["labels_needed"] = frame["labels_needed"].astype("Int64")  # an empty cell, not NaN
     write_csv(frame, args.output)
     guarantee = _certify_guarantee(args, len(rows))
+    dropped = (getattr(args, "source_facts", None) or {}).get("samples_dropped")
+    if dropped:
+        guarantee += (f"; about the samples that do not end with an error (--sample-errors "
+                      f"drop left {dropped} out)")
     lines = say(summaries + [guarantee])
     n_ok = sum(e["certified"] for e in entries)
     who = (f"{n_ok} of {len(entries)} models certified" if len(entries) > 1 or
@@ -487,7 +505,7 @@ def _run_certify(args, rng):
         guarantee=guarantee.removeprefix("guarantee: "), alpha=args.alpha, delta=args.delta,
         rows=entries, messages=lines, labels_used=sum(e["n_labeled"] for e in entries),
         intervals=[dict(e["interval"], name=e["name"] or "risk") for e in entries
-                   if e["interval"]],
+                   if e["interval"]], facts=getattr(args, "source_facts", None),
         reasons={"evalue": "the e-value overflows a float"})
 
 
@@ -823,6 +841,8 @@ def run(args):
     if args.autoeval_command != "compare":
         check_level(args.alpha, "alpha")
     check_level(args.delta, "delta")
+    if args.autoeval_command == "certify":
+        check_inspect_options(args)
     if args.autoeval_command != "monitor":  # monitor has one --judge-column of its own
         _judge_options(args)
     rng = None if getattr(args, "shuffle", None) is None else np.random.default_rng(args.shuffle)
