@@ -4,11 +4,11 @@ From an Inspect log to a CI gate
 =================================
 
 An LLM evaluation run with `Inspect AI <https://inspect.aisi.org.uk>`_ keeps every sample's
-scores in its log. Here we run a small Inspect evaluation offline, read its logs with
-:func:`~sklearn_riskcontrol.evaluation.read_inspect_log`, certify each model's error rate from
-**a few exact labels and many LLM-judge grades** (R-AutoEval+), and act on the result the way a
-CI pipeline does: the command line's ``--json`` object, its ``--gate`` exit status and an HTML
-report.
+scores in its log. Here we run a small Inspect evaluation offline, in which people grade a random
+30% of the answers and an LLM judge grades them all, and then one command reads the log folder,
+certifies each model's error rate from **the few human grades and the many judge grades**
+(R-AutoEval+) and acts on the result the way a CI pipeline does: a ``--json`` object, a
+``--gate`` exit status and an HTML report.
 
 The guarantee, for each model: over the draw of the labeled and unlabeled samples,
 
@@ -21,12 +21,17 @@ whatever the judge's quality (a poor judge only costs power).
 # A tiny Inspect evaluation, offline
 # ----------------------------------
 # Inspect calls models through providers; a custom provider registered with ``@modelapi``
-# answers without any network. Two "models" answer 600 arithmetic questions: ``canned/strong``
-# is right on about 96% of them, ``canned/weak`` on about 75%. The ``match`` scorer compares
-# the answer with the target (the exact label, which we will pretend is expensive); the
-# ``model_graded_qa`` scorer asks a judge, ``canned/judge``, which agrees with the target on
-# about 95% of the answers (a cheap, imperfect label). Requires ``pip install
-# "sklearn-riskcontrol[inspect]"``.
+# answers without any network. Two "models" answer 400 arithmetic questions: ``canned/strong``
+# is right on about 96% of them, ``canned/weak`` on about 75%. Two scorers grade the answers:
+#
+# * ``human``, the ground truth, which is expensive: a person grades the answer (here: compares
+#   it with the target) on the samples sent to people, a random 30% chosen by a coin before the
+#   run (``metadata["to_people"]``); on the other samples it returns ``Score.unscored()``, no
+#   grade;
+# * ``model_graded_qa``, a judge, ``canned/judge``, cheap but imperfect: it agrees with the
+#   target on about 95% of the answers, and grades every sample.
+#
+# Requires ``pip install "sklearn-riskcontrol[inspect]"``.
 import contextlib
 import io
 import json
@@ -39,7 +44,7 @@ import numpy as np
 from inspect_ai import Task, eval as inspect_eval
 from inspect_ai.dataset import Sample
 from inspect_ai.model import ModelAPI, ModelOutput, modelapi
-from inspect_ai.scorer import match, model_graded_qa
+from inspect_ai.scorer import Score, accuracy, model_graded_qa, scorer
 from inspect_ai.solver import generate
 
 N_QUESTIONS = 400
@@ -80,14 +85,29 @@ def canned():
     return CannedAPI
 
 
+@scorer(metrics=[accuracy()])
+def human():
+    """A person's grade on the samples sent to people; no grade (unscored) on the others."""
+
+    async def score(state, target):
+        if not state.metadata["to_people"]:
+            return Score.unscored()
+        right = state.output.completion.strip() == target.text
+        return Score(value="C" if right else "I")
+
+    return score
+
+
 rng = np.random.default_rng(0)
 pairs = rng.integers(10, 99, size=(N_QUESTIONS, 2))
+to_people = rng.uniform(size=N_QUESTIONS) < 0.3  # which samples people grade: a coin
 task = Task(
     name="arithmetic",
-    dataset=[Sample(id=f"q{i}", input=f"What is {a} + {b}?", target=str(a + b))
-             for i, (a, b) in enumerate(pairs)],
+    dataset=[Sample(id=f"q{i}", input=f"What is {a} + {b}?", target=str(a + b),
+                    metadata={"to_people": bool(sent)})
+             for i, ((a, b), sent) in enumerate(zip(pairs, to_people))],
     solver=generate(),
-    scorer=[match(), model_graded_qa(model="canned/judge")],
+    scorer=[human(), model_graded_qa(model="canned/judge")],
 )
 work = Path(tempfile.mkdtemp())
 logs = inspect_eval(task, model=["canned/strong", "canned/weak"], log_dir=str(work / "logs"),
@@ -95,50 +115,28 @@ logs = inspect_eval(task, model=["canned/strong", "canned/weak"], log_dir=str(wo
 print([(log.eval.model, log.status, len(log.samples)) for log in logs])
 
 # %%
-# Read the logs: one row per (model, sample), one loss column per scorer
-# ----------------------------------------------------------------------
-# ``read_inspect_log`` turns Inspect's ``C``/``I`` grades into losses (0 = correct, 1 = wrong).
-# ``match`` is the exact label, ``model_graded_qa`` the judge's.
-from sklearn_riskcontrol.evaluation import read_inspect_log
-
-table = read_inspect_log(work / "logs")
-# Inspect runs samples concurrently, so the order of a log's samples varies between runs: sort
-# the rows, so that the random choice of labeled rows below is the same on every run.
-table = table.sort_values(["model", "example"], ignore_index=True)
-print(table[["model", "example", "match", "model_graded_qa"]].head())
-print(table.groupby("model")[["match", "model_graded_qa"]].mean())
-
-# %%
-# Keep only a few labels
-# ----------------------
-# In a real evaluation the exact label costs a human's time; the judge's grade is cheap. We keep
-# ``match`` on a random 30% of each model's samples (about 120 labels per model) and blank it on the
-# others: a row with an empty label is an *unlabeled* row, which R-AutoEval+ uses through the
-# judge's grade. The rows are written in a random order (the test processes them in file order).
-labeled = rng.uniform(size=len(table)) < 0.3
-table.loc[~labeled, "match"] = np.nan
-losses = work / "losses.csv"
-table.sample(frac=1, random_state=1).to_csv(losses, index=False)
-print(table.assign(labeled=labeled).groupby("model")["labeled"].sum())
-
-# %%
-# Certify per model, print JSON, gate
-# -----------------------------------
-# This is the command a CI job runs (here called in-process with
+# One command: certify per model, print JSON, gate, report
+# --------------------------------------------------------
+# This is the command a CI job runs on the log folder (here called in-process with
 # :func:`sklearn_riskcontrol.cli.main`, which returns the exit status)::
 #
-#     python -m sklearn_riskcontrol autoeval certify --labeled losses.csv \
-#         --loss-column match --judge-column model_graded_qa --alpha 0.15 --delta 0.1 \
+#     python -m sklearn_riskcontrol autoeval certify --inspect-log logs/ \
+#         --label-scorer human --judge-scorer model_graded_qa --alpha 0.15 --delta 0.1 \
 #         --ci --json --gate --report report.html
 #
-# ``--json`` prints one JSON object (the schema ``sklearn_riskcontrol/cli/schema/v1.json``,
-# version 1) on standard output and nothing else; ``--gate`` makes the exit status 0 when every
-# model is certified, 1 when one is not (2: bad input).
+# ``--label-scorer`` names the ground truth, ``--judge-scorer`` the judge. A sample with a
+# ``human`` grade is a *labeled* sample; a sample without one (unscored) is *unlabeled* and is
+# used through its judge grade. Each model of the logs is certified on its own samples; the
+# epochs of a sample (one here) are averaged (``--epochs``). ``--json`` prints one JSON object
+# (the schema ``sklearn_riskcontrol/cli/schema/v1.json``, version 1) on standard output and
+# nothing else; ``--gate`` makes the exit status 0 when every model is certified, 1 when one is
+# not, 2 on bad input (a file that is no log, a scorer that is not in the logs, a sample that
+# ended with an error, named with its log, model and id).
 from sklearn_riskcontrol.cli import main
 
 report = work / "report.html"
-argv = ["autoeval", "certify", "--labeled", str(losses), "--loss-column", "match",
-        "--judge-column", "model_graded_qa", "--alpha", "0.15", "--delta", "0.1", "--ci",
+argv = ["autoeval", "certify", "--inspect-log", str(work / "logs"), "--label-scorer", "human",
+        "--judge-scorer", "model_graded_qa", "--alpha", "0.15", "--delta", "0.1", "--ci",
         "--json", "--gate", "--report", str(report)]
 stdout, stderr = io.StringIO(), io.StringIO()
 with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
@@ -150,14 +148,14 @@ print(f"guarantee: {result['guarantee']}")
 for row in result["rows"]:
     ci = row["interval"]
     print(f"  {row['name']}: certified={row['certified']}, p-value {row['pvalue']:.3g}, "
-          f"{row['n_labeled']} labels + {row['n_unlabeled']} judge-only rows, "
+          f"{row['n_labeled']} human grades + {row['n_unlabeled']} judge-only samples, "
           f"{ci['level']:.0%} interval [{ci['low']:.3f}, {ci['high']:.3f}]")
     if "labels_forecast_text" in row:
         print(f"    {row['labels_forecast_text']}")
 
 # %%
-# In this run the strong model is certified (its error on these questions is about 5%) and the
-# weak one is not (about 27%, above ``alpha = 0.15``), so the gate fails with status 1: a CI
+# In this run the strong model is certified (its error rate is about 4% by construction) and
+# the weak one is not (about 25%, above ``alpha = 0.15``), so the gate fails with status 1: a CI
 # step ``... --gate`` stops the pipeline. Every number above is one realization: another draw
 # of the labeled rows gives other p-values; the guarantee is about how often the procedure
 # wrongly certifies. The JSON object carries everything a pipeline needs:
@@ -176,20 +174,33 @@ print(f"{report.name}: {len(page)} characters, {page.count('<svg')} drawing, "
       f"{page.count('<script')} scripts")
 
 # %%
-# In Python, the result objects give the same data: ``to_dict()`` (strict JSON, for experiment
-# trackers), ``to_frame()`` for the tabular ones and ``to_html()``. The strong model's test, on
-# the rows of the file in their order, is the one the command ran:
-import pandas as pd
+# In Python
+# ---------
+# :func:`~sklearn_riskcontrol.evaluation.read_inspect_log` gives the table the command reads:
+# one row per (model, sample, epoch), one loss column per scorer (``C`` -> 0, ``I`` -> 1; NaN
+# where a scorer gave no grade). It warns that ``human`` has no grade on the samples not sent to
+# people: here that is by design (the command line reads them as unlabeled samples).
+import warnings
 
 from sklearn_riskcontrol.autoeval import rautoeval_test
+from sklearn_riskcontrol.evaluation import read_inspect_log
 
-rows = pd.read_csv(losses)
-rows = rows[rows.model == "canned/strong"]
-is_labeled = rows["match"].notna()
-res = rautoeval_test(rows.loc[is_labeled, "match"].to_numpy(),
-                     rows.loc[is_labeled, "model_graded_qa"].to_numpy(),
-                     rows.loc[~is_labeled, "model_graded_qa"].to_numpy(), alpha=0.15, delta=0.1)
+with warnings.catch_warnings():
+    warnings.filterwarnings("ignore", message="scorer 'human' has no score")
+    table = read_inspect_log(work / "logs")
+table = table.sort_values(["model", "example"], ignore_index=True)
+print(table[["model", "example", "human", "model_graded_qa"]].head())
+print(table.groupby("model")[["human", "model_graded_qa"]].agg(["mean", "count"]))
+
+# %%
+# The result objects give the same data as the JSON object: ``to_dict()`` (strict JSON, for
+# experiment trackers), ``to_frame()`` for the tabular ones and ``to_html()``. The strong
+# model's test on its samples in the order of their ids (the command shuffles them first, with
+# ``--shuffle`` seed 0, so its p-value is another realization):
+strong = table[table.model == "canned/strong"]
+graded = strong["human"].notna()
+res = rautoeval_test(strong.loc[graded, "human"].to_numpy(),
+                     strong.loc[graded, "model_graded_qa"].to_numpy(),
+                     strong.loc[~graded, "model_graded_qa"].to_numpy(), alpha=0.15, delta=0.1)
 d = res.to_dict()
 print({k: d[k] for k in ("type", "certified", "pvalue", "method", "block_size")})
-same = next(r for r in result["rows"] if r["name"] == "canned/strong")["pvalue"]
-print(f"same p-value as the command: {np.isclose(d['pvalue'], same)}")

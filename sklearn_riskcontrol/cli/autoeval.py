@@ -13,6 +13,12 @@ certify
     labels needed, ...) and a summary on standard error. When ``--labeled`` has a model column
     (``--model-column``, default ``model``) each model is certified on its own rows, one row
     per model (``--model NAME`` picks one); rows of different models are never pooled.
+
+    Or Inspect AI logs, ``--inspect-log PATH`` (a log or a folder of them) instead of
+    ``--labeled``: ``--label-scorer`` names the ground-truth scorer and ``--judge-scorer`` the
+    judge's; a sample with a label score is labeled, one without is unlabeled (read by
+    :mod:`sklearn_riskcontrol.cli._inspect`, which says how errors, missing grades and epochs
+    are handled).
 select
     Wide tables, one column per candidate (same columns in every file, in testing order):
     ``--labeled`` (losses with true labels), ``--judge-labeled`` (judge losses on the same

@@ -149,6 +149,16 @@ def test_bad_input_exits_2_with_or_without_gate(files, capsys):
         assert captured.out == "" and captured.err.startswith("error:")
 
 
+def test_shuffle_without_unlabeled_rows(files, capsys):
+    # R-Eval with --shuffle: no unlabeled rows to shuffle (this crashed with StopIteration)
+    argv = ["autoeval", "certify", "--method", "eval", "--alpha", "0.2", "--labeled",
+            files["good.csv"]]
+    _, plain = run_json(argv, capsys)
+    _, shuffled = run_json(argv + ["--shuffle", "1"], capsys)
+    assert shuffled["rows"][0]["n_labeled"] == plain["rows"][0]["n_labeled"] == 200
+    assert shuffled["rows"][0]["certified"] and plain["rows"][0]["certified"]
+
+
 def test_report_escapes_hostile_names(files, tmp_path, capsys):
     report = tmp_path / "r.html"
     assert main(["autoeval", "certify", "--method", "eval", "--alpha", "0.2", "--ci",
