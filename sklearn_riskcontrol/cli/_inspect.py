@@ -159,7 +159,15 @@ def inspect_losses(args):
         if name not in scorers:
             raise ValueError(f"{option} {name!r}: no sample of {logs} has a score of this "
                              f"scorer; the scorers of these logs are {scorers}.")
-    frame = frame.sort_values(["model", "example", "epoch"], kind="stable", ignore_index=True)
+    names = list(dict.fromkeys(frame["model"]))
+    if args.model is not None:
+        if args.model not in names:
+            raise ValueError(f"--model {args.model!r}: no sample of {logs} is of this model; "
+                             f"their models are {names}.")
+        frame = frame[frame["model"] == args.model]
+    # sample ids may be numbers or text: sorted as text
+    frame = frame.sort_values(["model", "example", "epoch"], kind="stable", ignore_index=True,
+                              key=lambda c: c.astype(str) if c.name == "example" else c)
     n_samples = frame.groupby(["model", "example"]).ngroups
     failed = frame["error"].notna().to_numpy()
     dropped = 0
@@ -183,7 +191,8 @@ def inspect_losses(args):
         frame = frame[keep].reset_index(drop=True)
     label = frame[args.label_scorer].to_numpy(dtype=float)
     samples = frame.groupby(["model", "example"], sort=False)[args.label_scorer]
-    part = (samples.transform(lambda s: s.isna().any() and s.notna().any())).to_numpy(bool)
+    scored = samples.transform("count").to_numpy()
+    part = (scored > 0) & (scored < samples.transform("size").to_numpy())
     if part.any():
         raise ValueError(
             f"--label-scorer {args.label_scorer!r} scores some epochs of a sample and not the "
@@ -203,22 +212,19 @@ def inspect_losses(args):
         label = frame[args.label_scorer].to_numpy(dtype=float)
     clusters = args.epochs == "clusters"
     out = []
-    names = list(dict.fromkeys(frame["model"]))
-    if args.model is not None:
-        if args.model not in names:
-            raise ValueError(f"--model {args.model!r}: no sample of {logs} is of this model; "
-                             f"their models are {names}.")
-        names = [args.model]
-    for name in names:
-        rows = np.flatnonzero((frame["model"] == name).to_numpy())
+    G = None
+    if judges:  # (rows,) or (judges, rows): the rows on the last axis
+        G = np.stack([frame[j].to_numpy(dtype=float) for j in judges])
+        G = G[0] if len(judges) == 1 else G
+    ids = frame["example"].astype(str).to_numpy()
+    models = frame["model"].to_numpy()
+    for name in dict.fromkeys(models):
+        rows = np.flatnonzero(models == name)
         has = ~np.isnan(label[rows])
         lab, unl = rows[has], rows[~has]
         g = u = None
-        if judges:
-            G = np.stack([frame[j].to_numpy(dtype=float) for j in judges])
-            G = G[0] if len(judges) == 1 else G
+        if G is not None:
             g, u = G[..., lab], (G[..., unl] if unl.size else None)
-        ids = frame["example"].astype(str).to_numpy()
         out.append((name, label[lab], g, u, ids[lab] if clusters else None,
                     ids[unl] if clusters and u is not None else None))
     facts = {"inspect_logs": [str(p) for p in args.inspect_log],

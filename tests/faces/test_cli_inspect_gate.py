@@ -134,6 +134,11 @@ def test_sample_errors_stop_or_are_dropped_and_reported(logs, capsys):
     assert "do not end with an error" in doc["guarantee"]
     beta = next(r for r in doc["rows"] if r["name"] == "canned/beta")
     assert beta["n_labeled"] + beta["n_unlabeled"] == 4  # q3 is left out, not unlabeled
+    # --model: another model's failed samples do not stop it
+    code, doc, _ = run(argv + ["--model", "canned/alpha"], capsys)
+    assert code in (0, 1) and [r["name"] for r in doc["rows"]] == ["canned/alpha"]
+    code, _, err = run(argv + ["--model", "gamma"], capsys)
+    assert code == 2 and "--model 'gamma': no sample of" in err and "'canned/beta'" in err
 
 
 def test_missing_scorer_is_named(logs, capsys):
