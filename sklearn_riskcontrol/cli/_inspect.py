@@ -45,8 +45,9 @@ def add_inspect_options(p):
         help="an Inspect log (.eval or .json) or a folder of them (searched recursively); "
              "repeat for several. Each model of the logs is certified on its own samples. A "
              "sample with a --label-scorer score is labeled; one without it is unlabeled (its "
-             "--judge-scorer grade is used). Rows are sorted by model and sample, then shuffled "
-             "with --shuffle SEED (default 0)")
+             "--judge-scorer grade is used); which samples carry a label must not depend on their "
+             "outcome (e.g. a random subset sent to people). Rows are sorted by model and "
+             "sample, then shuffled with --shuffle SEED (default 0)")
     g.add_argument("--label-scorer", default=None, metavar="NAME",
                    help="the scorer holding the ground-truth label (e.g. match, or the scorer "
                         "of your human grades); its values become losses as read_inspect_log "

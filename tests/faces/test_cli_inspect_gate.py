@@ -208,6 +208,9 @@ def test_options_that_do_not_go_with_logs(logs, capsys):
     for extra, message in cases:
         code, _, err = run(BASE + ["--inspect-log", str(QA), "--alpha", "0.5"] + extra, capsys)
         assert code == 2 and message in err
+    code, _, err = run(BASE + ["--inspect-log", str(QA), "--alpha", "0.5", "--score-range",
+                               "0-1"], capsys)
+    assert code == 2 and "--score-range must be LOW,HIGH (two numbers); got '0-1'" in err
     code, _, err = run(["autoeval", "certify", "--alpha", "0.5"], capsys)
     assert code == 2 and "--labeled FILE.csv, or --inspect-log PATH" in err
     code, _, err = run(["autoeval", "certify", "--alpha", "0.5", "--labeled", "x.csv",
