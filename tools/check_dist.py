@@ -6,7 +6,8 @@ Usage: ``python tools/check_dist.py DIST_DIR`` where DIST_DIR holds exactly one 
 - both files carry the version written in ``sklearn_riskcontrol/__init__.py`` (the one place it
   lives);
 - the wheel holds the package only: ``sklearn_riskcontrol/`` and its ``.dist-info``, with the
-  ``py.typed`` marker (PEP 561) and the bundled data sets with their attribution;
+  ``py.typed`` marker (PEP 561), the bundled data sets with their attribution and the JSON
+  Schema of the command line's ``--json`` output;
 - both carry the licence (``LICENSE``, BSD-3-Clause as the metadata says);
 - neither file holds what must never ship: the team's shared folder, the quantization/TriviaQA
   tables (not ours to redistribute), built docs, caches, or anything of tests/, benchmarks/,
@@ -28,6 +29,7 @@ REQUIRED_IN_WHEEL = (
     f"{PACKAGE}/datasets/data/diamonds.csv.gz",
     f"{PACKAGE}/datasets/data/letter.csv.gz",
     f"{PACKAGE}/datasets/data/ATTRIBUTION.md",
+    f"{PACKAGE}/cli/schema/v1.json",
 )
 # Anywhere in either file: data we may not redistribute, the team's folder, build leftovers.
 NEVER = re.compile(

@@ -1,4 +1,5 @@
-"""Check that a built documentation page shows typeset math in a headless browser, offline.
+"""Check that a built documentation page shows typeset math in a headless browser, offline;
+or (``--report``) that an HTML report of the command line renders.
 
 Renders the page with headless Chromium (Debian's ``chromium`` package), with every host name
 made unresolvable so that nothing can come from a CDN, dumps the DOM after scripts ran and checks
@@ -9,7 +10,13 @@ Usage (after ``python -m sphinx -W -b html doc doc/_build/html``)::
 
     python tools/check_docs_render.py [PAGE.html] [--chromium PATH]
 
-Exits 0 when the math is typeset, 1 when it is not, 2 when the page or Chromium is missing.
+With ``--report REPORT.html --expect TEXT`` (a report written by ``python -m sklearn_riskcontrol
+... --report REPORT.html``) the same rendering checks instead that the page shows its decision
+(the element ``#decision`` holds ``TEXT``) and its intervals (an ``svg``), runs no script and
+refers to nothing outside itself (no ``src``/``href`` but ``data:`` or ``#`` links).
+
+Exits 0 when the math is typeset (the report renders), 1 when it is not, 2 when the page or
+Chromium is missing.
 """
 
 import argparse
@@ -93,6 +100,76 @@ def check_typeset(dom):
     return problems
 
 
+class _ReportCensus(HTMLParser):
+    """The decision's text, the scripts, the svg elements and every outside reference."""
+
+    def __init__(self):
+        super().__init__()
+        self.decision, self.scripts, self.svgs, self.outside = [], 0, 0, []
+        self._in_decision = 0
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.scripts += tag == "script"
+        self.svgs += tag == "svg"
+        if self._in_decision or attrs.get("id") == "decision":
+            self._in_decision += 1
+        for name in ("src", "href", "srcset", "action", "formaction", "poster", "data"):
+            ref = (attrs.get(name) or "").strip()
+            if ref and not ref.startswith(("data:", "#")):
+                self.outside.append(f"<{tag} {name}={ref!r}>")
+        if "url(" in (attrs.get("style") or ""):
+            self.outside.append(f"<{tag} style=...url(...)>")
+
+    def handle_endtag(self, tag):
+        self._in_decision = max(0, self._in_decision - 1)
+
+    def handle_data(self, data):
+        if self._in_decision:
+            self.decision.append(data)
+
+
+def check_report(dom, expect):
+    """Return the problems of a rendered report (an empty list when it renders as it should).
+
+    Parameters
+    ----------
+    dom : str
+        The report as Chromium shows it (``--dump-dom`` after rendering).
+    expect : str
+        Text the decision (the element with ``id="decision"``) must contain.
+
+    Returns
+    -------
+    list of str
+        The problems: a wrong decision, no drawing, a script, an outside reference.
+
+    Examples
+    --------
+    >>> check_report("<p id='decision'>certified</p><svg></svg>", "certified")
+    []
+    >>> for problem in check_report("<p id='decision'>x</p><img src='http://a/b.png'>", "ok"):
+    ...     print(problem)
+    the decision reads 'x', not 'ok'
+    no interval was drawn (no svg element)
+    the page refers to 1 outside resources, e.g. <img src='http://a/b.png'>
+    """
+    census = _ReportCensus()
+    census.feed(dom)
+    problems = []
+    decision = " ".join("".join(census.decision).split())
+    if expect not in decision:
+        problems.append(f"the decision reads {decision!r}, not {expect!r}")
+    if census.svgs == 0:
+        problems.append("no interval was drawn (no svg element)")
+    if census.scripts:
+        problems.append(f"the page has {census.scripts} script elements")
+    if census.outside:
+        problems.append(f"the page refers to {len(census.outside)} outside resources, e.g. "
+                        f"{census.outside[0]}")
+    return problems
+
+
 def render(page, chromium, budget_ms=10000, timeout=120):
     """Return the DOM of ``page`` after headless Chromium ran its scripts, with no network."""
     with tempfile.TemporaryDirectory() as profile:
@@ -117,25 +194,40 @@ def main(argv=None):
                         help="built HTML page with formulas (default: %(default)s)")
     parser.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium",
                         help="Chromium executable (default: %(default)s)")
+    parser.add_argument("--report", type=Path, default=None, metavar="REPORT.html",
+                        help="check this command-line report instead of a docs page")
+    parser.add_argument("--expect", default="",
+                        help="with --report: text the report's decision must contain")
     args = parser.parse_args(argv)
-    if not args.page.is_file():
-        print(f"error: {args.page} does not exist; build the docs first with "
-              "`python -m sphinx -W -b html doc doc/_build/html`", file=sys.stderr)
+    if args.report is not None:  # a command-line report: its decision, intervals, no network
+        page, missing = args.report, ("write it with `python -m sklearn_riskcontrol ... "
+                                      "--report FILE.html`")
+        check = lambda dom: check_report(dom, args.expect)  # noqa: E731
+        budget, fail = 2000, f"the report {args.report} does not render as it should"
+        ok = f"the report {args.report} renders offline, with its decision and intervals"
+    else:
+        page, missing = args.page, ("build the docs first with "
+                                    "`python -m sphinx -W -b html doc doc/_build/html`")
+        check, budget = check_typeset, 10000
+        fail = f"math in {args.page} does not render offline"
+        ok = f"every formula in {args.page} was typeset by MathJax, offline"
+    if not page.is_file():
+        print(f"error: {page} does not exist; {missing}", file=sys.stderr)
         return 2
     if not Path(args.chromium).is_file():
         print(f"error: Chromium not found at {args.chromium}; install it "
               "(`apt-get install chromium`) or pass --chromium PATH", file=sys.stderr)
         return 2
     try:
-        problems = check_typeset(render(args.page, args.chromium))
+        problems = check(render(page, args.chromium, budget_ms=budget))
     except (RuntimeError, subprocess.TimeoutExpired) as exc:
         problems = [str(exc)]
     if problems:
-        print(f"FAIL: math in {args.page} does not render offline:", file=sys.stderr)
+        print(f"FAIL: {fail}:", file=sys.stderr)
         for problem in problems:
             print(f"  - {problem}", file=sys.stderr)
         return 1
-    print(f"OK: every formula in {args.page} was typeset by MathJax, offline")
+    print(f"OK: {ok}")
     return 0
 
 

@@ -66,6 +66,7 @@ from ..evalues.betting import (
 )
 from ..evalues.testing import bonferroni, fixed_sequence
 from .._typing import FloatArray
+from .._results import ResultMixin
 
 __all__ = [
     "effective_observations",
@@ -299,7 +300,7 @@ def _corrections(g, u, n):
 # The test
 # --------------------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False, repr=False)
-class RAutoEvalResult:
+class RAutoEvalResult(ResultMixin):
     """Result of :func:`rautoeval_test`.
 
     The guarantee is about the procedure, not this one result: over the random draw of the
@@ -592,7 +593,7 @@ def rautoeval_test(
 # Confidence bounds
 # --------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class RiskConfidenceInterval:
+class RiskConfidenceInterval(ResultMixin):
     """Result of :func:`rautoeval_confidence_interval`: ``low <= R <= high`` w.p. ``1 - delta``.
 
     The probability is over the random draw of the labeled (and unlabeled) examples: the
@@ -1414,7 +1415,7 @@ def rautoeval_confidence_interval(
 # Model selection over loss tables
 # --------------------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False, repr=False)
-class ModelSelectionResult:
+class ModelSelectionResult(ResultMixin):
     """Result of :func:`rautoeval_select`.
 
     Attributes
@@ -1435,6 +1436,8 @@ class ModelSelectionResult:
     results : tuple
         The :class:`RAutoEvalResult` of each tested candidate (``None`` if not tested).
     """
+
+    _frame_columns = ("certified", "pvalues", "tested")
 
     certified: np.ndarray
     pvalues: np.ndarray

@@ -49,6 +49,7 @@ from numpy.typing import ArrayLike
 
 from .._validation import as_float_array, check_level, check_number, check_risks
 from ..evalues.testing import holm
+from .._results import ResultMixin
 from ._arrays import (
     _METHOD_NAMES,
     RAutoEvalResult,
@@ -127,7 +128,7 @@ def _tables(loss_labeled, loss_judge_labeled, loss_judge_unlabeled, k=None):
 
 
 @dataclass(frozen=True)
-class RiskDifferenceInterval:
+class RiskDifferenceInterval(ResultMixin):
     """Result of :func:`rautoeval_difference_interval`: ``low <= R_A - R_B <= high``.
 
     The probability, at least ``1 - delta``, is over the random draw of the labeled (and
@@ -260,7 +261,7 @@ def _paired_alpha(margin):
 
 
 @dataclass(frozen=True)
-class DifferenceTestResult:
+class DifferenceTestResult(ResultMixin):
     """Result of :func:`rautoeval_difference_test`.
 
     Attributes
@@ -353,7 +354,7 @@ def rautoeval_difference_test(
 
 
 @dataclass(frozen=True, eq=False)
-class ComparisonResult:
+class ComparisonResult(ResultMixin):
     """Result of :func:`rautoeval_compare`.
 
     Attributes
@@ -375,6 +376,8 @@ class ComparisonResult:
     procedure : str
     method : str
     """
+
+    _frame_columns = ("better", "pvalues", "mean_loss")
 
     better: np.ndarray
     pvalues: np.ndarray

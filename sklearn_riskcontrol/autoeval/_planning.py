@@ -28,6 +28,7 @@ from numpy.typing import ArrayLike
 
 from .._typing import RandomStateLike
 from .._validation import check_level, check_number, check_random_state
+from .._results import ResultMixin
 from ._arrays import _check_losses, rautoeval_test
 
 __all__ = ["plan_labels", "LabelPlan"]
@@ -37,7 +38,7 @@ _PSEUDO = 0.25  # Dirichlet weight of each pseudo-label (a pilot row weighs 1)
 
 
 @dataclass(frozen=True, repr=False)
-class LabelPlan:
+class LabelPlan(ResultMixin):
     """Result of :func:`plan_labels`: a forecast, not a guarantee.
 
     Attributes

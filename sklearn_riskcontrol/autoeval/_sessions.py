@@ -76,6 +76,7 @@ from ._clusters import cluster_observations, cluster_sums
 from ._compare import _columns as _loss_columns
 from ._compare import _paired
 from .._typing import FloatArray
+from .._results import ResultMixin
 
 if TYPE_CHECKING:
     import os
@@ -116,7 +117,7 @@ _UP_MARGIN = 1e-3
 # Status objects
 # --------------------------------------------------------------------------------------------
 @dataclass(frozen=True, repr=False)
-class LabelingStatus:
+class LabelingStatus(ResultMixin):
     """Verdict of a :class:`LabelingSession` after the labels received so far.
 
     The guarantee is about the procedure: over the draw of the labeled and unlabeled
@@ -242,7 +243,7 @@ class LabelingStatus:
 
 
 @dataclass(frozen=True, repr=False)
-class SelectionStatus:
+class SelectionStatus(ResultMixin):
     """Verdict of a :class:`SelectionSession` after the labels received so far.
 
     Over the draw of the data, every certified candidate has risk at most ``alpha`` with
@@ -272,6 +273,8 @@ class SelectionStatus:
     procedure : str
     delta, test_level : float
     """
+
+    _frame_columns = ("candidates", "certified", "impossible")
 
     n_labels: int
     certified: np.ndarray
@@ -1243,7 +1246,7 @@ class SelectionSession(_Session):
 
 
 @dataclass(frozen=True)
-class ComparisonStatus:
+class ComparisonStatus(ResultMixin):
     """Verdict of a :class:`ComparisonSession` after the labels received so far.
 
     Over the draw of the labeled and unlabeled examples, the session ends with a wrong sign

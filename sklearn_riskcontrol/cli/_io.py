@@ -17,18 +17,28 @@ Reading
 
 Writing
     :func:`write_csv` writes a result table (``-`` = standard output);
-    :func:`one_line_warnings` shows warnings as single ``warning: ...`` lines.
+    :func:`one_line_warnings` shows warnings as single ``warning: ...`` lines (and records them
+    for the JSON object); :func:`say` prints the summary lines on standard error.
+
+Output that machines act on
+    :func:`add_output_options` adds ``--json``, ``--gate`` and ``--report`` to a command;
+    each command's ``run`` returns its result document, built by :func:`document`, which
+    :func:`finish` turns into the strict JSON object of ``schema/v1.json`` (printed with
+    ``--json``), the HTML report (``--report``) and the exit status (``--gate``).
 
 Every message here is part of the command line's output: tests compare them to the letter.
 """
 
 import contextlib
 import csv
+import json
 import os
 import sys
 import warnings
 
 import numpy as np
+
+from .._results import jsonable, render_report
 
 from ..evaluation._csv import all_numbers, check_unique, read_table
 from ..evaluation._tables import _FORMATS, _long, _open_source
@@ -36,8 +46,15 @@ from ..evaluation._tables import _FORMATS, _long, _open_source
 __all__ = [
     "SCORE_LOW", "SCORE_HIGH", "read_table", "losses", "write_csv", "one_line_warnings",
     "add_long_options", "is_long", "wide_losses", "positions", "long_losses", "wide_scores",
-    "long_scores", "align_side",
+    "long_scores", "align_side", "SCHEMA_VERSION", "add_output_options", "say", "document",
+    "interval", "finish",
 ]
+
+# Version of the JSON object of --json (sklearn_riskcontrol/cli/schema/v<N>.json): raised when
+# a field is removed or changes meaning; new fields may be added within a version.
+SCHEMA_VERSION = 1
+_WARNINGS = []  # the warnings shown by one_line_warnings during the current command
+_NESTED = []  # one entry per one_line_warnings block entered (the outermost clears _WARNINGS)
 
 # Score range of the bandits tables; an interval covering all of it says nothing.
 SCORE_LOW, SCORE_HIGH = 0.0, 1.0
@@ -55,7 +72,9 @@ def write_csv(frame, output):
 
 
 def _print_warning(message, category, filename, lineno, file=None, line=None):
-    print(f"warning: {' '.join(str(message).split())}", file=sys.stderr)
+    text = " ".join(str(message).split())
+    _WARNINGS.append(text)
+    print(f"warning: {text}", file=sys.stderr)
 
 
 @contextlib.contextmanager
@@ -71,11 +90,17 @@ def one_line_warnings():
     ...     warnings.warn("nothing certified:\\n  raise alpha")
     warning: nothing certified: raise alpha
     """
+    if not _NESTED:
+        _WARNINGS.clear()
+    _NESTED.append(True)
     with warnings.catch_warnings():
         warnings.simplefilter("default")
         warnings.simplefilter("ignore", RuntimeWarning)
         warnings.showwarning = _print_warning
-        yield
+        try:
+            yield
+        finally:
+            _NESTED.pop()
 
 
 # ---------------------------------------------------------------------------------- long tables
@@ -249,3 +274,70 @@ def align_side(side, side_examples, examples, path):
     out = np.full((side.shape[0], len(examples)), np.nan)
     out[:, pos >= 0] = side[:, pos[pos >= 0]]
     return out
+
+
+# ------------------------------------------------------------------- JSON, gate and report
+def add_output_options(parser):
+    """``--json``, ``--gate`` and ``--report`` (every subcommand has them)."""
+    parser.add_argument(
+        "--json", action="store_true",
+        help="print one JSON object (schema sklearn_riskcontrol/cli/schema/v1.json) on "
+             "standard output and nothing else: the summary, and the table when --output is "
+             "-, go to standard error")
+    parser.add_argument(
+        "--gate", action="store_true",
+        help="exit 0 when what was asked is certified, 1 when not (2: bad input, as always)")
+    parser.add_argument("--report", default=None, metavar="FILE.html",
+                        help="write a self-contained HTML report of the result to this file")
+    return parser
+
+
+def say(lines):
+    """Print the summary lines on standard error and return them (for the JSON object)."""
+    print("\n".join(lines), file=sys.stderr)
+    return list(lines)
+
+
+def interval(low, high, level):
+    """An interval of the JSON object: ``{"low", "high", "level"}`` (level: its coverage
+    probability, 1 - delta)."""
+    return {"low": low, "high": high, "level": level}
+
+
+def document(command, *, decision, passed, rule, guarantee, alpha, delta, rows, messages,
+             labels_used=None, intervals=(), interval_scale=None, facts=None, reasons=None):
+    """A command's result document: the fields of the JSON object before strict conversion.
+
+    ``passed``/``rule``: the ``--gate`` verdict and what it means; ``rows``: one dict per model
+    (candidate, pair, test row or round); ``intervals``: what the report draws (``{"name",
+    "low", "high"}`` on ``interval_scale``, default the risk scale [0, 1]); ``reasons``: why a
+    non-finite number of a given key is null in the JSON object.
+    """
+    return {
+        "command": command, "decision": decision,
+        "gate": {"passed": bool(passed), "rule": rule},
+        # a level the command has not: NaN, so that the JSON object lists it in nulls, with
+        # the reason given in ``reasons``
+        "guarantee": guarantee, "alpha": np.nan if alpha is None else alpha,
+        "delta": np.nan if delta is None else delta,
+        "labels_used": labels_used, "rows": list(rows), "intervals": list(intervals),
+        "interval_scale": interval_scale or {"low": 0.0, "high": 1.0, "label": "risk"},
+        "facts": facts or {}, "messages": list(messages), "reasons": reasons or {},
+    }
+
+
+def finish(doc, args):
+    """Print the JSON object (``--json``), write the report (``--report``) and return the exit
+    status: with ``--gate`` 0 when the document's gate passed and 1 when not, else 0."""
+    nulls = []
+    out = {"schema_version": SCHEMA_VERSION}
+    out.update(jsonable({k: v for k, v in doc.items() if k != "reasons"}, nulls,
+                        reasons=doc.get("reasons")))
+    out["warnings"] = list(_WARNINGS)
+    out["nulls"] = nulls
+    if getattr(args, "report", None):
+        with open(args.report, "w", encoding="utf-8") as f:
+            f.write(render_report(out))
+    if getattr(args, "json", False):
+        print(json.dumps(out, allow_nan=False, indent=1))
+    return (0 if out["gate"]["passed"] else 1) if getattr(args, "gate", False) else 0

@@ -13,6 +13,12 @@ certify
     labels needed, ...) and a summary on standard error. When ``--labeled`` has a model column
     (``--model-column``, default ``model``) each model is certified on its own rows, one row
     per model (``--model NAME`` picks one); rows of different models are never pooled.
+
+    Or Inspect AI logs, ``--inspect-log PATH`` (a log or a folder of them) instead of
+    ``--labeled``: ``--label-scorer`` names the ground-truth scorer and ``--judge-scorer`` the
+    judge's; a sample with a label score is labeled, one without is unlabeled (read by
+    :mod:`sklearn_riskcontrol.cli._inspect`, which says how errors, missing grades and epochs
+    are handled).
 select
     Wide tables, one column per candidate (same columns in every file, in testing order):
     ``--labeled`` (losses with true labels), ``--judge-labeled`` (judge losses on the same
@@ -46,18 +52,21 @@ monitor
 Every table is read (and every bad cell reported) by :mod:`sklearn_riskcontrol.cli._io`.
 """
 
-import sys
 import warnings
 
 import numpy as np
 
+from ._inspect import add_inspect_options, check_inspect_options, inspect_losses
 from ._io import (
     add_long_options,
+    document,
+    interval,
     is_long,
     long_losses,
     losses,
     one_line_warnings,
     read_table,
+    say,
     wide_losses,
     write_csv,
 )
@@ -84,9 +93,9 @@ def add_parser(subparsers):
         "certify", help="test H0: risk > alpha for one model",
         description="Test H0: risk > alpha for one model; certified = H0 rejected at level delta.",
     )
-    c.add_argument("--labeled", required=True,
+    c.add_argument("--labeled", default=None,
                    help="CSV, one row per human-labeled example (true-label and judge losses); "
-                        "a row with an empty loss is an unlabeled example")
+                        "a row with an empty loss is an unlabeled example (or --inspect-log)")
     c.add_argument("--unlabeled", default=None,
                    help="CSV, one row per unlabeled example (judge loss); omit for R-Eval")
     c.add_argument("--loss-column", default="loss",
@@ -102,6 +111,7 @@ def add_parser(subparsers):
     c.add_argument("--ci", action="store_true",
                    help="add a two-sided (1 - delta) confidence interval for the risk (WSR)")
     _common(c)
+    add_inspect_options(c)
 
     s = sub.add_parser(
         "select", help="select the cheapest certified model among candidates (FST/Bonferroni)",
@@ -237,9 +247,11 @@ def _no_unlabeled(args, what=""):
     """The method run without unlabeled rows: R-Eval, said in the command line's words when
     another method was asked for."""
     if args.method != "eval":
-        warnings.warn(
-            f"{what}no unlabeled rows (no --unlabeled file, and no row of --labeled with an "
-            f"empty loss): --method {args.method} reduces to R-Eval (labels only).", stacklevel=2)
+        why = ("no --unlabeled file, and no row of --labeled with an empty loss"
+               if getattr(args, "inspect_log", None) is None else
+               f"every sample has a --label-scorer {args.label_scorer!r} score")
+        warnings.warn(f"{what}no unlabeled rows ({why}): --method {args.method} reduces to "
+                      "R-Eval (labels only).", stacklevel=2)
     return "eval"
 
 
@@ -257,7 +269,7 @@ def _shuffled_clusters(rng, ids, *arrays):
 
 def _shuffled(rng, *arrays):
     """The same permutation of the last axis of each array (None passes through)."""
-    if rng is None:
+    if rng is None or all(a is None for a in arrays):
         return arrays
     n = next(a.shape[-1] for a in arrays if a is not None)
     perm = rng.permutation(n)
@@ -282,7 +294,11 @@ def _model_rows(table, args, flag):
 def _certify_losses(args):
     """``[(model or None, h, g, u)]``: each model's labeled losses, judge losses on them and
     judge losses on its unlabeled rows (rows of --labeled with an empty loss, then
-    --unlabeled). Rows of different models are never pooled."""
+    --unlabeled), read from Inspect logs with --inspect-log. Rows of different models are never
+    pooled."""
+    if getattr(args, "inspect_log", None) is not None:
+        out, args.source_facts = inspect_losses(args)
+        return out
     lab = read_table(args.labeled, rows="labeled example")
     present = [c for c in args.judge_columns if c in lab.columns]
     judge = args.judge_column if present else None
@@ -381,12 +397,15 @@ def _judge_options(args):
     """Normalize the repeatable judge options: ``args.judge_columns`` (names, commas split;
     ``args.judge_column`` its first), and for ``select``/``compare`` ``args.judge_files`` /
     ``args.unlabeled_files`` (``args.judge_labeled`` / ``args.unlabeled`` their first)."""
-    names = [c.strip() for item in (args.judge_column or ["judge_loss"])
+    option, given = "--judge-column", args.judge_column
+    if getattr(args, "judge_scorer", None) is not None:
+        option, given = "--judge-scorer", args.judge_scorer
+    names = [c.strip() for item in (given or ["judge_loss"])
              for c in item.split(",") if c.strip()]
     if not names:
-        raise ValueError("--judge-column is empty: name at least one judge-loss column.")
+        raise ValueError(f"{option} is empty: name at least one judge.")
     if len(set(names)) < len(names):
-        raise ValueError(f"--judge-column names a column twice: {names}.")
+        raise ValueError(f"{option} names a judge twice: {names}.")
     args.judge_columns, args.judge_column = names, names[0]
     if args.autoeval_command == "certify":
         return
@@ -396,12 +415,32 @@ def _judge_options(args):
     args.unlabeled = args.unlabeled_files[0] if args.unlabeled_files else None
 
 
+def _forecast(args, h, g, u, method):
+    """For a model not certified: the labels a labeling session would likely need in all (the
+    median of :func:`~sklearn_riskcontrol.autoeval.plan_labels`' forecast from these rows, within
+    a budget of 10 times the labels used, at least 1000, and at most the judged pool), or None,
+    and the forecast in words."""
+    from ..autoeval import plan_labels
+
+    if args.groups is not None or (g is not None and g.ndim > 1):
+        return None, "no forecast with --groups or several judges"
+    try:
+        budget = max(10 * h.size, 1000)
+        if u is not None:  # each labeled round takes its own block of the judged pool
+            budget = min(budget, u.shape[-1])
+        plan = plan_labels(h, g, u, alpha=args.alpha, delta=args.delta, method=method,
+                           max_labels=budget, n_simulations=100, random_state=0)
+    except ValueError as exc:
+        return None, f"no forecast: {exc}"
+    return (plan.median if np.isfinite(plan.median) else None), str(plan)
+
+
 def _run_certify(args, rng):
     import pandas as pd
 
     from ..autoeval import rautoeval_confidence_interval, rautoeval_test
 
-    rows, summaries = [], []
+    rows, summaries, entries = [], [], []
     per_model = _certify_losses(args)
     for name, h, g, u, gl, gu in per_model:
         method = args.method
@@ -409,6 +448,9 @@ def _run_certify(args, rng):
             method = _no_unlabeled(args, "" if name is None else f"model {name!r}: ")
         if h.size == 0:
             of = "" if name is None else f" of model {name!r}"
+            if getattr(args, "inspect_log", None) is not None:
+                raise ValueError(f"no sample{of} has a --label-scorer {args.label_scorer!r} "
+                                 "score: certifying needs labeled samples.")
             raise ValueError(f"--labeled has no labeled row{of} (every {args.loss_column!r} "
                              "cell is empty).")
         if gl is None:
@@ -439,10 +481,38 @@ def _run_certify(args, rng):
             row.update(ci_low=ci.low, ci_high=ci.high)
         rows.append(row)
         summaries.append(_certify_summary(args, res, row, name))
+        entry = {"name": name, "certified": bool(res.certified), "pvalue": res.pvalue,
+                 "evalue": float(np.exp(res.log_evalue)), "labels_needed": row["labels_needed"],
+                 "n_labeled": int(h.size), "n_unlabeled": row["n_unlabeled"],
+                 "method": res.method,
+                 "interval": (interval(row["ci_low"], row["ci_high"], 1 - args.delta)
+                              if args.ci else None)}
+        if (getattr(args, "json", False) or getattr(args, "report", None)) and not res.certified:
+            entry["labels_forecast"], entry["labels_forecast_text"] = _forecast(
+                args, h, g, u, res.method)
+        entries.append(entry)
     frame = pd.DataFrame(rows)
     frame["labels_needed"] = frame["labels_needed"].astype("Int64")  # an empty cell, not NaN
     write_csv(frame, args.output)
-    print("\n".join(summaries + [_certify_guarantee(args, len(rows))]), file=sys.stderr)
+    guarantee = _certify_guarantee(args, len(rows))
+    dropped = (getattr(args, "source_facts", None) or {}).get("samples_dropped")
+    if dropped:
+        guarantee += (f"; about the samples that do not end with an error (--sample-errors "
+                      f"drop left {dropped} out)")
+    lines = say(summaries + [guarantee])
+    n_ok = sum(e["certified"] for e in entries)
+    who = (f"{n_ok} of {len(entries)} models certified" if len(entries) > 1 or
+           entries[0]["name"] is not None else
+           ("certified" if n_ok else "NOT certified"))
+    return document(
+        "autoeval certify", decision=f"{who}: risk <= {args.alpha:g} at delta = "
+        f"{args.delta:g} (a realization)", passed=n_ok == len(entries),
+        rule="passes when every model is certified (risk <= alpha)",
+        guarantee=guarantee.removeprefix("guarantee: "), alpha=args.alpha, delta=args.delta,
+        rows=entries, messages=lines, labels_used=sum(e["n_labeled"] for e in entries),
+        intervals=[dict(e["interval"], name=e["name"] or "risk") for e in entries
+                   if e["interval"]], facts=getattr(args, "source_facts", None),
+        reasons={"evalue": "the e-value overflows a float"})
 
 
 def _certify_summary(args, res, row, name):
@@ -600,17 +670,33 @@ def _run_select(args, rng):
         out["cost"] = cost
     write_csv(out, args.output)
     a, d = f"{args.alpha:g}", f"{args.delta:g}"
+    guarantee = (f"P(some certified candidate has risk > {a}) <= {d} (family-wise error, "
+                 f"{args.procedure}), over the draw of the rows (i.i.d. rows, in a random order)")
     if sel.selected is None:
-        print(f"nothing certified at alpha={a}, delta={d} ({args.procedure}): no candidate was "
-              f"shown to have risk <= {a}; this is no evidence that they all exceed it",
-              file=sys.stderr)
+        decision = (f"nothing certified at alpha={a}, delta={d} ({args.procedure}): no candidate "
+                    f"was shown to have risk <= {a}; this is no evidence that they all exceed it")
+        lines = say([decision])
     else:
-        print(f"selected {names[sel.selected]!r}: {int(sel.certified.sum())} of {len(names)} "
-              f"candidates certified with risk <= {a} (which ones is a realization)\n"
-              f"guarantee: P(some certified candidate has risk > {a}) <= {d} (family-wise "
-              f"error, {args.procedure}), over the draw of the rows (i.i.d. rows, in a random "
-              "order)",
-              file=sys.stderr)
+        decision = (f"selected {names[sel.selected]!r}: {int(sel.certified.sum())} of "
+                    f"{len(names)} candidates certified with risk <= {a} (which ones is a "
+                    "realization)")
+        lines = say([decision, f"guarantee: {guarantee}"])
+    entries = [dict(zip(("name", "pvalue", "tested", "certified", "selected"), r))
+               for r in zip(names, out["pvalue"], out["tested"], out["certified"],
+                            out["selected"])]
+    for k, e in enumerate(entries):
+        r = sel.results[k]
+        e["evalue"] = np.nan if r is None else float(np.exp(r.log_evalue))
+        if cost is not None:
+            e["cost"] = cost[k]
+    return document(
+        "autoeval select", decision=decision, passed=sel.selected is not None,
+        rule="passes when a candidate is selected (certified with risk <= alpha)",
+        guarantee=guarantee, alpha=args.alpha, delta=args.delta, rows=entries, messages=lines,
+        labels_used=int(H.shape[1]),
+        reasons={"pvalue": "not tested (fixed-sequence testing stopped before it)",
+                 "evalue": "not tested (fixed-sequence testing stopped before it), or the "
+                           "e-value overflows a float"})
 
 
 def _run_compare(args, rng):
@@ -641,9 +727,11 @@ def _run_compare(args, rng):
         "mean_loss_a": [res.mean_loss[i] for i, _ in tested],
         "mean_loss_b": [res.mean_loss[j] for _, j in tested],
     })
-    lines = []
+    lines, drawn = [], []
     if len(names) == 2:
         ci = rautoeval_difference_interval(*tables, delta=args.delta, method=method, **clusters)
+        drawn.append({"name": f"risk({names[0]}) - risk({names[1]})", "low": ci.low,
+                      "high": ci.high})
         out["diff_low"] = [ci.low if i == 0 else -ci.high for i, _ in tested]
         out["diff_high"] = [ci.high if i == 0 else -ci.low for i, _ in tested]
         lines.append(f"risk({names[0]}) - risk({names[1]}) in [{ci.low:.4f}, {ci.high:.4f}] "
@@ -658,11 +746,32 @@ def _run_compare(args, rng):
     else:
         lines.append("no pair certified: these examples do not separate the models at level "
                      f"delta = {args.delta:g}; this is no evidence that they are equal")
-    lines.append(
-        f"guarantee: P(some certified pair is wrong) <= {args.delta:g} (Holm over "
-        f"{len(tested)} ordered pairs), over the draw of the examples (i.i.d. examples, in a "
-        "random order, the same examples for every model)")
-    print("\n".join(lines), file=sys.stderr)
+    guarantee = (
+        f"P(some certified pair is wrong) <= {args.delta:g} (Holm over {len(tested)} ordered "
+        "pairs), over the draw of the examples (i.i.d. examples, in a random order, the same "
+        "examples for every model)")
+    decision = (lines[-1] if not pairs else
+                f"{len(pairs)} of {len(tested)} ordered pairs certified (a realization): "
+                + "; ".join(f"risk({names[i]}) < risk({names[j]}){gap}" for i, j in pairs))
+    lines = say(lines + [f"guarantee: {guarantee}"])
+    entries = []
+    for k, (i, j) in enumerate(tested):
+        e = {"name": f"{names[i]} vs {names[j]}", "model_a": names[i], "model_b": names[j],
+             "pvalue": out["pvalue"][k], "certified": bool(out["certified"][k]),
+             "mean_loss_a": out["mean_loss_a"][k], "mean_loss_b": out["mean_loss_b"][k],
+             "interval": None}
+        if drawn:
+            e["interval"] = interval(out["diff_low"][k], out["diff_high"][k], 1 - args.delta)
+        entries.append(e)
+    return document(
+        "autoeval compare", decision=decision, passed=bool(pairs),
+        rule="passes when the comparison is decided: at least one ordered pair is certified "
+             "(model A's risk below model B's)",
+        guarantee=guarantee, alpha=None, delta=args.delta, rows=entries, messages=lines,
+        labels_used=int(H.shape[-1]), intervals=drawn,
+        interval_scale={"low": -1.0, "high": 1.0, "label": "difference of risks"},
+        facts={"margin": args.margin},
+        reasons={"alpha": "compare tests differences of risks, with no alpha"})
 
 
 def _run_monitor(args):
@@ -703,18 +812,31 @@ def _run_monitor(args):
     frame = pd.DataFrame(rows)
     frame["alarm_row"] = frame["alarm_row"].astype("Int64")  # an empty cell, not NaN
     write_csv(frame, args.output)
-    lines.append(
-        f"guarantee: if the risk of every row (given the rows before it) stays at most alpha, an "
+    guarantee = (
+        f"if the risk of every row (given the rows before it) stays at most alpha, an "
         f"alarm fires with probability at most {args.delta:g} over the whole stream"
         + (", per model" if len(groups) > 1 else "")
         + ("; rows labeled with probability at least --label-rate, decided before the label"
-           if judge else "; whether a row is labeled must not depend on its label")
-        + ". risk_low/risk_high: the running confidence bounds after the last row (one draw)")
-    print("\n".join(lines), file=sys.stderr)
+           if judge else "; whether a row is labeled must not depend on its label"))
+    decision = (f"{int(frame['alarm'].sum())} of {len(rows)} monitored streams raised an alarm"
+                if len(rows) > 1 else lines[0])
+    lines = say(lines + [f"guarantee: {guarantee}. risk_low/risk_high: the running confidence "
+                         "bounds after the last row (one draw)"])
+    entries = [{"name": r.get("model"), "alarm": bool(r["alarm"]), "alarm_row": r["alarm_row"],
+                "n_rows": int(r["n_rows"]), "n_labels": int(r["n_labels"]), "mode": r["mode"],
+                "interval": interval(r["risk_low"], r["risk_high"], 1 - args.delta)}
+               for r in rows]
+    return document(
+        "autoeval monitor", decision=decision, passed=not frame["alarm"].any(),
+        rule="passes when no alarm fired (no evidence that the risk exceeded alpha)",
+        guarantee=guarantee, alpha=args.alpha, delta=args.delta, rows=entries, messages=lines,
+        labels_used=sum(e["n_labels"] for e in entries),
+        intervals=[dict(e["interval"], name=e["name"] or "risk") for e in entries])
 
 
 def run(args):
-    """Run ``autoeval certify`` / ``select`` / ``compare`` / ``monitor`` on parsed arguments.
+    """Run ``autoeval certify`` / ``select`` / ``compare`` / ``monitor`` on parsed arguments;
+    return the result document (:func:`._io.document`).
 
     Bad input raises ``ValueError`` / ``TypeError`` / ``OSError`` (the main entry point turns
     them into a one-line error and exit status 2); warnings (nothing certified, no unlabeled
@@ -725,15 +847,16 @@ def run(args):
     if args.autoeval_command != "compare":
         check_level(args.alpha, "alpha")
     check_level(args.delta, "delta")
+    if args.autoeval_command == "certify":
+        check_inspect_options(args)
     if args.autoeval_command != "monitor":  # monitor has one --judge-column of its own
         _judge_options(args)
     rng = None if getattr(args, "shuffle", None) is None else np.random.default_rng(args.shuffle)
     with one_line_warnings():
         if args.autoeval_command == "monitor":
-            _run_monitor(args)
-        elif args.autoeval_command == "certify":
-            _run_certify(args, rng)
-        elif args.autoeval_command == "select":
-            _run_select(args, rng)
-        else:
-            _run_compare(args, rng)
+            return _run_monitor(args)
+        if args.autoeval_command == "certify":
+            return _run_certify(args, rng)
+        if args.autoeval_command == "select":
+            return _run_select(args, rng)
+        return _run_compare(args, rng)

@@ -23,6 +23,7 @@ from ._io import (
     SCORE_LOW,
     add_long_options,
     align_side,
+    document,
     is_long,
     long_scores,
     wide_scores,
@@ -223,6 +224,8 @@ def _strategy(args, fractional):
 
 
 def _write_summary(est, names, args, available, delta, ci, long, n_examples):
+    """Print the summary (on standard output, as always) and return its lines and the
+    guarantee sentence (None without intervals)."""
     from ..bandits import vacuous_intervals
 
     best, path = int(est.best_index_), args.scores
@@ -244,13 +247,15 @@ def _write_summary(est, names, args, available, delta, ci, long, n_examples):
         kept = est.oracle_.n_examples
         lines.append(f"compared on the examples every model has: {kept} of {n_examples} "
                      f"({n_examples - kept} dropped by --common-examples)")
+    guarantee = None
     if ci is None:
         lines.append(f"no confidence interval: --strategy {args.strategy} gives none ("
                      f"{' and '.join(_with_intervals())} do)")
     else:
-        lines.append(f"guarantee: with probability >= {1 - delta:g}, every model's mean lies in "
-                     f"its interval, simultaneously over all {len(names)} models (the intervals "
-                     "are realizations)")
+        guarantee = (f"with probability >= {1 - delta:g}, every model's mean lies in its "
+                     f"interval, simultaneously over all {len(names)} models (the intervals are "
+                     "realizations)")
+        lines.append(f"guarantee: {guarantee}")
         n_vacuous = int(vacuous_intervals(ci).sum())
         if n_vacuous:
             fixes = [f"raise --budget (now {used} evaluations)"]
@@ -264,6 +269,14 @@ def _write_summary(est, names, args, available, delta, ci, long, n_examples):
                 f"{fixes[-1]}"
             )
     print("\n".join(lines))
+    return lines, guarantee
+
+
+def _certified_best(ci, best):
+    """Whether the simultaneous intervals single out ``best``: its lower end above every other
+    model's upper end (then it is the best model whenever the intervals all hold)."""
+    others = np.delete(ci, best, axis=0)
+    return bool(others.size == 0 or ci[best, 0] > others[:, 1].max())
 
 
 def _read(args, long):
@@ -328,7 +341,8 @@ def _in_cli_words(message):
 
 
 def run(args):
-    """Run ``bandits`` on parsed arguments (bad input raises ``ValueError``/``OSError``)."""
+    """Run ``bandits`` on parsed arguments and return the result document (bad input raises
+    ``ValueError``/``OSError``)."""
     import pandas as pd
 
     from .._validation import RiskControlWarning, check_level, warn
@@ -396,9 +410,35 @@ def run(args):
             out["ci_low"], out["ci_high"] = ci[:, 0], ci[:, 1]
             out["ci_vacuous"] = vacuous_intervals(ci)
         out.to_csv(args.output, index=False)
-    _write_summary(est, names, args, available, delta, ci, long, n_examples)
+    lines, guarantee = _write_summary(est, names, args, available, delta, ci, long, n_examples)
     if args.store is not None:
         n_stored = oracle.store_.summary()[0]
-        print(f"store {args.store}: {oracle.n_reused_} cells read back, {oracle.n_purchased_} "
-              f"newly revealed, {n_stored} stored in all", file=sys.stdout)
+        lines.append(f"store {args.store}: {oracle.n_reused_} cells read back, "
+                     f"{oracle.n_purchased_} newly revealed, {n_stored} stored in all")
+        print(lines[-1], file=sys.stdout)
         oracle.store_.close()
+    best = int(est.best_index_)
+    certified = ci is not None and _certified_best(ci, best)
+    rows = [{"name": n, "estimate": float(est.means_[k]),
+             "evaluations": int(est.n_evaluations_per_model_[k]),
+             "available": int(available[k]), "best": k == best,
+             "interval": None if ci is None else
+             dict({"low": ci[k, 0], "high": ci[k, 1], "level": 1 - delta},
+                  vacuous=bool(vacuous_intervals(ci)[k]))}
+            for k, n in enumerate(names)]
+    return document(
+        "bandits",
+        decision=lines[0] + ("; certified best: its interval lies above every other model's"
+                             if certified else
+                             "; not certified best: the intervals do not single it out"),
+        passed=certified,
+        rule="passes when the identified model is certified best: its simultaneous interval "
+             "lies above every other model's",
+        guarantee=guarantee or lines[-1], alpha=None, delta=delta if ci is not None else np.nan,
+        rows=rows, messages=lines, labels_used=int(est.n_evaluations_),
+        intervals=[dict(r["interval"], name=r["name"], estimate=r["estimate"])
+                   for r in rows if r["interval"]],
+        interval_scale={"low": SCORE_LOW, "high": SCORE_HIGH, "label": "mean score"},
+        facts={"strategy": type(est).__name__},
+        reasons={"alpha": "best-model identification has no risk level",
+                 "delta": "this strategy gives no confidence intervals"})

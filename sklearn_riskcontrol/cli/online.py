@@ -6,12 +6,10 @@ baselines, and writes the table with the columns ``threshold`` and ``covered`` (
 ``set_size`` in candidate-score mode); a summary on standard error states the guarantee.
 """
 
-import sys
-
 import numpy as np
 
 from ..online import STRATEGIES
-from ._io import read_table, write_csv
+from ._io import document, read_table, say, write_csv
 
 __all__ = ["add_parser", "run"]
 
@@ -98,7 +96,8 @@ def _candidate_scores(table, args):
 
 
 def run(args):
-    """Run ``online`` on parsed arguments (bad input raises ``ValueError``/``OSError``)."""
+    """Run ``online`` on parsed arguments and return the result document (bad input raises
+    ``ValueError``/``OSError``)."""
     from .._validation import check_level
     from ..online import make_learner, simulate_thresholds
 
@@ -140,18 +139,34 @@ def run(args):
                 f"rounds cannot reach {1 - args.alpha:g}"
             )
     write_csv(out, args.output)
+    failure = float("nan")
     if args.strategy == "sps":
-        delta = make_learner("sps", args.alpha, horizon=args.horizon,
-                             delta=args.delta).failure_probability
-        lines.append(
-            f"guarantee (i.i.d. rounds): with probability >= {max(0.0, 1 - delta):.6g}, at "
-            f"every round the published set has coverage >= {1 - args.alpha:g} (probability "
-            "that it holds the next label, given the past; tau_t <= tau* at all rounds); the "
-            "realized coverage above can fall below the target by chance"
-        )
+        failure = make_learner("sps", args.alpha, horizon=args.horizon,
+                               delta=args.delta).failure_probability
+        guarantee = (
+            f"(i.i.d. rounds): with probability >= {max(0.0, 1 - failure):.6g}, at every round "
+            f"the published set has coverage >= {1 - args.alpha:g} (probability that it holds "
+            "the next label, given the past; tau_t <= tau* at all rounds); the realized "
+            "coverage above can fall below the target by chance")
+        lines.append(f"guarantee {guarantee}")
+        guarantee = "i.i.d. rounds" + guarantee[len("(i.i.d. rounds)"):]
     else:
-        lines.append(
-            f"no guarantee claimed: {args.strategy} is a baseline; only --strategy sps has a "
-            "per-round coverage guarantee"
-        )
-    print("\n".join(lines), file=sys.stderr)
+        guarantee = (f"no guarantee claimed: {args.strategy} is a baseline; only --strategy sps "
+                     "has a per-round coverage guarantee")
+        lines.append(guarantee)
+    lines = say(lines)
+    rows = [{"name": str(k + 1), "threshold": t, "covered": bool(c)}
+            for k, (t, c) in enumerate(zip(thresholds.tolist(), covered.tolist()))]
+    if S is not None:
+        for r, size in zip(rows, set_size.tolist()):
+            r["set_size"] = size
+    rate = float(covered.mean())
+    return document(
+        "online", decision=lines[0], passed=args.strategy == "sps" and rate >= 1 - args.alpha,
+        rule="passes when the strategy has a coverage guarantee (sps) and the realized coverage "
+             "of these rounds reaches 1 - alpha (one realization)",
+        guarantee=guarantee, alpha=args.alpha, delta=failure, rows=rows, messages=lines,
+        labels_used=int(covered.size),
+        facts={"strategy": args.strategy, "realized_coverage": rate},
+        reasons={"threshold": "-infinity: the full set (every label) was published",
+                 "delta": "no guarantee claimed for this strategy"})

@@ -5,9 +5,7 @@ safer) and a test CSV (one row per test point: its score), and writes the test t
 columns ``evalue`` and ``deploy``; a summary on standard error states the guarantee (MDR or SDR).
 """
 
-import sys
-
-from ._io import read_table, write_csv
+from ._io import document, read_table, say, write_csv
 
 __all__ = ["add_parser", "run"]
 
@@ -47,7 +45,8 @@ def add_parser(subparsers):
 
 
 def run(args):
-    """Run ``selective`` on parsed arguments (bad input raises ``ValueError``/``OSError``)."""
+    """Run ``selective`` on parsed arguments and return the result document (bad input raises
+    ``ValueError``/``OSError``)."""
     from .._validation import check_level
     from ..evalues.testing import boost_evalues, ebh
     from ..selective import mdr_decisions, mdr_evalues, sdr_evalues
@@ -73,11 +72,20 @@ def run(args):
     write_csv(test.frame().assign(evalue=evalues, deploy=deploy), args.output)
     draws = ("exchangeable calibration and test rows" if w is None else
              "calibration and test rows exchangeable after reweighting by --weight-column")
-    print(
-        f"deployed on {int(deploy.sum())} of {len(deploy)} test rows (a realization for these "
-        f"files)\nguarantee ({args.target.upper()} <= {args.alpha:g}): "
-        f"{_GUARANTEE[args.target].format(a=f'{args.alpha:g}')}, in expectation over the "
-        f"calibration and test draws ({draws}); it does not bound the realized risk of this "
-        "one file's deployed rows",
-        file=sys.stderr,
-    )
+    decision = (f"deployed on {int(deploy.sum())} of {len(deploy)} test rows (a realization "
+                "for these files)")
+    guarantee = (f"{args.target.upper()} <= {args.alpha:g}: "
+                 f"{_GUARANTEE[args.target].format(a=f'{args.alpha:g}')}, in expectation over "
+                 f"the calibration and test draws ({draws}); it does not bound the realized risk "
+                 "of this one file's deployed rows")
+    lines = say([decision, f"guarantee ({guarantee.replace(': ', '): ', 1)}"])
+    rows = [{"name": str(k + 1), "evalue": e, "deploy": bool(d)}
+            for k, (e, d) in enumerate(zip(evalues.tolist(), deploy.tolist()))]
+    return document(
+        "selective", decision=decision, passed=bool(deploy.any()),
+        rule="passes when at least one test row is deployed (the guarantee holds for any "
+             "number deployed, including none)",
+        guarantee=guarantee, alpha=args.alpha, delta=None, rows=rows, messages=lines,
+        labels_used=int(L.size), facts={"target": args.target, "n_deployed": int(deploy.sum())},
+        reasons={"delta": "SCoRE's guarantee is in expectation, with no failure probability",
+                 "evalue": "an infinite e-value (the row is deployed at any level)"})

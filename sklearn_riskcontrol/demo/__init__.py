@@ -26,7 +26,10 @@ __all__ = ["run_demo"]
 
 
 def run_demo(seed=0, quick=False):
-    """Run every method end to end and print a short report with each number's guarantee."""
+    """Run every method end to end and print a short report with each number's guarantee.
+
+    Returns the summary lines (what each number guarantees), as printed.
+    """
     start = time.perf_counter()
     print(f"sklearn-riskcontrol demo (seed={seed})\n")
     # One BLAS/OpenMP thread: the demo's models are small, and on a busy machine (shared CI)
@@ -43,3 +46,4 @@ def run_demo(seed=0, quick=False):
     for line in summary:
         print(f"  {line}")
     print(f"\ndone in {time.perf_counter() - start:.1f} s")
+    return summary

@@ -41,6 +41,7 @@ from .._validation import (
     warn,
 )
 from ..evalues.ltt import PVALUES_OF_SUMS
+from .._results import ResultMixin
 from ._ltt import PVALUE_BOUNDS, select, threshold_pvalues
 
 __all__ = ["ConcentrationResult", "concentration_threshold"]
@@ -85,7 +86,7 @@ _BLOCK_ENTRIES = 1 << 22
 
 
 @dataclass(frozen=True, eq=False)
-class ConcentrationResult:
+class ConcentrationResult(ResultMixin):
     """Result of :func:`concentration_threshold`.
 
     Attributes
@@ -107,6 +108,8 @@ class ConcentrationResult:
     alpha, delta : float
         Tolerated risk and failure probability.
     """
+
+    _frame_columns = ("grid", "upper_bound", "pvalues", "rejected")
 
     threshold: float
     grid: np.ndarray = field(repr=False)
