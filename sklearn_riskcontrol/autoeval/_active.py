@@ -20,12 +20,13 @@ Stratified union-intersection e-process
 
     Stratum ``k``, null mean ``x``: after ``c`` labels of the stratum with sum ``S``, the next
     label ``h`` (an item drawn uniformly from the stratum's unlabeled items) has conditional mean
-    at least ``m(x) = (N_k x - S) / (N_k - c)`` under ``mean_k >= x``; the wealth is multiplied by
-    ``1 + lam (m(x) - h)`` with ``lam = min(d / (v + d^2), max_bet)`` if ``d = m(x) - mhat > 0``
-    (else 0), ``mhat = (1/2 + S) / (c + 1)`` and ``v = (1/4 + Q) / (c + 1)`` (``Q``: sum of squared
-    deviations of the past labels from their running ``mhat``). Where ``lam > 0``,
-    ``m(x) > mhat > 0`` so the factor is positive. Once ``x > (S + N_k - c) / N_k`` (the largest
-    stratum mean the labels allow) the null ``mean_k >= x`` is false and its wealth is ``+inf``.
+    at least ``m(x) = (N_k x - S) / (N_k - c)`` under ``mean_k >= x``. The wealth ``W_k(x)`` is
+    the mean over 20 constant bets ``lam_j = max_bet (j + 1/2) / 20`` of
+    ``prod (1 + lam_j (m(x) - h))`` (a mixture of test supermartingales, like a discretised
+    universal portfolio), a factor being 1 while ``m(x) <= 0`` (the null then holds surely).
+    Where a factor is used, ``m(x) > 0`` and ``h <= 1`` make it positive. Once
+    ``x > (S + N_k - c) / N_k`` (the largest stratum mean the labels allow) the null
+    ``mean_k >= x`` is false and its wealth is ``+inf``.
 
     Null grid: ``x_{k,i} = i alpha / (G w_k)``, ``i = 0..I_k`` (``G = grid_size``) up to
     ``min(1, alpha / w_k)``. The statistic is
@@ -46,11 +47,15 @@ Validity (Ville)
     a pool with ``R < alpha`` is certified. The grid costs at most ``(K - 1) alpha / G`` of risk.
 
 Allocation (``sampling="active"``)
-    The next stratum is the one furthest behind its target share ``p_k = (1 - floor) w_k s_k /
-    sum_j w_j s_j + floor w_k`` (Neyman allocation with a floor), ``s_k`` the standard deviation
-    of the stratum's losses estimated from its labels and, as a prior worth two labels, from the
-    judge's mean loss in the stratum. ``p`` is frozen within a batch of proposals (it depends on
-    the labels received before the batch only).
+    Before each batch of proposals the shares ``p`` of the strata are fixed from the judge and
+    the labels so far: ``p = (1 - floor) q + floor w``, where ``q`` maximises (exponentiated
+    gradient ascent) the smallest, over the null allocations not yet ruled out, of
+    ``sum_k q_k r_k(x_k)``, ``r_k(x)`` the expected log-growth of one label of stratum ``k``
+    at null ``x`` (second-order, from the stratum's label mean and variance with the judge's
+    mean loss in the stratum as a prior worth two labels). Each proposal goes to the stratum
+    furthest behind its share (counting all proposals so far), then to a row drawn uniformly
+    among the stratum's rows never proposed. The rule only changes efficiency: validity
+    needs no property of it beyond predictability.
 """
 
 from __future__ import annotations
@@ -75,6 +80,8 @@ if TYPE_CHECKING:
 
 __all__ = ["ActiveLabelingSession", "ActiveLabelingStatus"]
 
+_MIN_SHARE = 0.03  # judge strata smaller than this share of the pool are merged
+_N_BETS = 20  # constant bets mixed (uniformly) in each stratum's wealth
 _CELLS = 2_000_000  # floats per block of time steps in the min-plus combination
 
 
@@ -91,14 +98,24 @@ def _null_grid(weights, alpha, grid_size):
 class _Stratum:
     """Without-replacement betting wealth of one stratum at every null mean of its grid."""
 
-    def __init__(self, size, grid, max_bet):
+    def __init__(self, size, grid, max_bet, n_bets):
         self.N = int(size)
         self.x = grid
         self.max_bet = max_bet
         self.c = 0  # labels so far
         self.S = 0.0  # their sum
         self.Q = 0.0  # sum of squared deviations from the running mean estimate
-        self.log_w = np.where(grid > 1.0, np.inf, 0.0)
+        self.lams = max_bet * (np.arange(n_bets) + 0.5) / n_bets
+        self.log_wl = np.where(grid[:, None] > 1.0, np.inf, np.zeros((grid.size, n_bets)))
+        self.log_w = self._mix(self.log_wl)
+
+    def _mix(self, log_wl):
+        """log of the mean wealth over the bets (uniform mixture), on the last axis."""
+        top = log_wl.max(axis=-1, keepdims=True)
+        safe = np.where(np.isfinite(top), top, 0.0)
+        with np.errstate(invalid="ignore"):
+            out = safe[..., 0] + np.log(np.exp(log_wl - safe).mean(axis=-1))
+        return np.where(np.isinf(top[..., 0]), np.inf, out)
 
     def extend(self, h):
         """Add labels ``h`` (in draw order); returns the log-wealth after each, shape
@@ -108,18 +125,18 @@ class _Stratum:
         S_before = self.S + np.cumsum(h) - h
         mhat = (0.5 + S_before) / (c + 1)
         dev = (h - mhat) ** 2
-        v = (0.25 + self.Q + np.cumsum(dev) - dev) / (c + 1)
         m = (self.N * self.x[None, :] - S_before[:, None]) / (self.N - c)[:, None]
-        d = m - mhat[:, None]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            lam = np.where(d > 0, np.minimum(d / (v[:, None] + d * d), self.max_bet), 0.0)
-        steps = np.log1p(lam * (m - h[:, None]))
-        path = self.log_w + np.cumsum(steps, axis=0)
+        # bet only while the null's conditional mean m is positive (else the null holds surely)
+        gain = np.where(m > 0, m - h[:, None], 0.0)
+        steps = np.log1p(self.lams * gain[:, :, None])
+        path_l = self.log_wl + np.cumsum(steps, axis=0)
         upper = (S_before + h + self.N - c - 1) / self.N  # largest stratum mean still possible
-        path[self.x[None, :] > upper[:, None] + 1e-12] = np.inf
+        path_l[self.x[None, :] > upper[:, None] + 1e-12] = np.inf
         self.c += n
         self.S += float(h.sum())
         self.Q += float(dev.sum())
+        self.log_wl = path_l[-1].copy()
+        path = self._mix(path_l)
         self.log_w = path[-1].copy()
         return path
 
@@ -155,6 +172,66 @@ def _combine(logs, target):
     return (F[:, target - i] + Mk[:, i]).min(axis=1)
 
 
+def _minimizer(logs, target):
+    """Grid indices ``(i_1..i_K)`` of a tuple attaining :func:`_combine` for 1-d ``L_k``."""
+    idx = []
+    for L in logs:  # suffix minimum and where it is attained
+        rev = np.minimum.accumulate(L[::-1])[::-1]
+        # where the suffix minimum is attained: the next j >= i with L[j] == rev[j]
+        pos = np.where(L <= rev, np.arange(L.size), L.size)
+        at = np.minimum.accumulate(pos[::-1])[::-1]
+        idx.append((rev, at))
+    # F_k[s]: best exact sum s over the first k strata; keep the choice of stratum k
+    F = np.full(target + 1, np.inf)
+    n0 = min(idx[0][0].size, target + 1)
+    F[:n0] = idx[0][0][:n0]
+    choices = []
+    for rev, _ in idx[1:]:
+        s = np.arange(target + 1)[:, None]
+        i = np.arange(rev.size)[None, :]
+        vals = np.where(s - i >= 0, F[np.clip(s - i, 0, None)] + rev[None, :], np.inf)
+        choices.append(vals.argmin(axis=1))
+        F = vals.min(axis=1)
+    out, s = [], target
+    for k in range(len(logs) - 1, 0, -1):
+        i = int(choices[k - 1][s])
+        out.append(i)
+        s -= i
+    out.append(s)
+    out = out[::-1]
+    return [int(idx[k][1][i]) for k, i in enumerate(out)]
+
+
+def _growth_rate(m, mean, var, max_bet):
+    """Expected log-growth of one label at null conditional mean ``m`` when the stratum's
+    losses have ``mean`` and ``var`` (second-order approximation, bet clipped to max_bet)."""
+    d = np.maximum(m - mean, 0.0)
+    lam = np.minimum(d / (var + d * d + 1e-12), max_bet)
+    return lam * d - lam ** 2 * (var + d * d) / 2
+
+
+def _maxmin_shares(rates, target, start=None, n_iter=12, offsets=None, horizon=1.0):
+    """Shares ``p`` (on the simplex) maximising ``min { sum_k o_k[i_k] + H p_k r_k[i_k] :
+    sum i_k >= target }`` (a concave function of ``p``; ``o_k`` the current log-wealths,
+    ``H`` the horizon in labels): exponentiated-gradient ascent with averaging, the gradient
+    being the rates at the minimising tuple."""
+    K = len(rates)
+    if offsets is None:
+        offsets = [np.zeros(r.size) for r in rates]
+    p = np.full(K, 1.0 / K) if start is None else start.copy()
+    avg = np.zeros(K)
+    scale = max(float(np.nanmax([np.max(r[np.isfinite(r)], initial=0.0) for r in rates])),
+                1e-12)
+    for t in range(n_iter):  # loop over ascent steps (each vectorised over the grid)
+        at = _minimizer([offsets[k] + horizon * p[k] * rates[k] for k in range(K)], target)
+        grad = np.array([rates[k][at[k]] for k in range(K)])
+        grad = np.where(np.isfinite(grad), grad, scale)
+        p = p * np.exp(2.0 * grad / scale / math.sqrt(t + 1))
+        p /= p.sum()
+        avg += p
+    return avg / n_iter
+
+
 def _combine_chunked(logs, target):
     T = logs[0].shape[0]
     # the middle strata's min-plus steps hold (chunk, target + 1, I_k + 1) floats
@@ -167,13 +244,13 @@ def _combine_chunked(logs, target):
 class _StratifiedEProcess:
     """The combined e-process over ``K`` strata; ``extend`` takes labels in draw order."""
 
-    def __init__(self, sizes, alpha, grid_size, max_bet):
+    def __init__(self, sizes, alpha, grid_size, max_bet, n_bets=_N_BETS):
         sizes = np.asarray(sizes, dtype=float)
         self.weights = sizes / sizes.sum()
         self.alpha = alpha
         self.max_bet = max_bet
         self.target = grid_size - sizes.size + 1
-        self.strata = [_Stratum(n, g, max_bet)
+        self.strata = [_Stratum(n, g, max_bet, n_bets)
                        for n, g in zip(sizes, _null_grid(self.weights, alpha, grid_size))]
 
     def current(self):
@@ -210,15 +287,29 @@ def _stratified_log_eprocess(h, strata, sizes, alpha, *, grid_size=200, max_bet=
 # --------------------------------------------------------------------------------------------
 # Strata and allocation
 # --------------------------------------------------------------------------------------------
-def _judge_strata(g, n_strata):
+def _judge_strata(g, n_strata, min_share=_MIN_SHARE):
     """Strata from the judge: its verdict for 0/1 judges, else ``n_strata`` quantile bins of
-    its loss (fewer when the judge takes fewer values)."""
+    its loss (fewer when the judge takes fewer values); a stratum holding less than
+    ``min_share`` of the pool is merged into its neighbour (in judge order)."""
     values = np.unique(g)
     if values.size <= n_strata:
-        return np.searchsorted(values, g)
-    edges = np.unique(np.quantile(g, np.arange(1, n_strata) / n_strata))
-    ids = np.searchsorted(edges, g, side="right")
-    return np.unique(ids, return_inverse=True)[1]
+        ids = np.searchsorted(values, g)
+    else:
+        edges = np.unique(np.quantile(g, np.arange(1, n_strata) / n_strata))
+        ids = np.searchsorted(edges, g, side="left")  # bin j: edges[j-1] < g <= edges[j]
+    ids = np.unique(ids, return_inverse=True)[1]
+    sizes = list(np.bincount(ids))
+    groups = [[k] for k in range(len(sizes))]
+    while len(sizes) > 1 and min(sizes) < min_share * g.size:  # loop over strata
+        j = int(np.argmin(sizes))
+        nb = j - 1 if j == len(sizes) - 1 or (j > 0 and sizes[j - 1] < sizes[j + 1]) else j + 1
+        lo, hi = min(j, nb), max(j, nb)
+        sizes[lo:hi + 1] = [sizes[lo] + sizes[hi]]
+        groups[lo:hi + 1] = [groups[lo] + groups[hi]]
+    relabel = np.empty(ids.max() + 1, dtype=int)
+    for new, members in enumerate(groups):
+        relabel[members] = new
+    return relabel[ids]
 
 
 def _user_strata(strata, N):
@@ -355,15 +446,19 @@ class ActiveLabelingSession:
     max_labels : int
         Label budget (at most ``N``); needed for the ``impossible`` verdict.
     sampling : {"active", "uniform"}, default="active"
-        ``"active"``: stratified, Neyman allocation with a floor. ``"uniform"``: one stratum,
-        the rows in plain random order (the judge is not used).
+        ``"active"``: stratified; each stratum's share of the labels goes where labels are
+        expected to add most evidence (from the judge and the labels so far), with a floor.
+        ``"uniform"``: one stratum, the rows in plain random order (the judge is not used).
     strata : array-like of shape (N,), default=None
         User strata (any labels, one per row; sizes are counted from it). ``None``: strata
-        from the judge, its verdict for 0/1 judges, else ``n_strata`` quantile bins of its loss.
+        from the judge, its verdict for 0/1 judges, else ``n_strata`` quantile bins of its loss;
+        a judge stratum with less than 3% of the pool is merged into its neighbour (a tiny
+        stratum could hide much of the risk, and ruling that out costs labels; with no
+        stratum left to merge into, the session samples uniformly).
     n_strata : int, default=3
         Number of judge bins for probability judges.
-    floor : float in (0, 1], default=0.3
-        Share of the proportional allocation mixed into the Neyman allocation: stratum ``k``
+    floor : float in (0, 1], default=0.5
+        Share of the proportional allocation mixed into the active allocation: stratum ``k``
         gets at least ``floor * N_k / N`` of the labels, so every stratum keeps being sampled.
     grid_size : int, default=200
         Points of the grid over null allocations (the grid costs at most
@@ -422,7 +517,7 @@ class ActiveLabelingSession:
         sampling: str = "active",
         strata: ArrayLike | None = None,
         n_strata: int = 3,
-        floor: float = 0.3,
+        floor: float = 0.5,
         grid_size: int = 200,
         max_bet: float = 0.9,
         store: str | os.PathLike[str] | EvaluationStore | None = None,
@@ -462,6 +557,7 @@ class ActiveLabelingSession:
             raise ValueError(f"`grid_size`={grid_size} must be at least the number of strata {K}.")
         # the judge's variance prior per stratum (a calibrated judge's loss is P(error))
         gbar = np.bincount(ids, weights=g) / self.stratum_sizes_
+        self._prior_mean = gbar
         self._prior_var = gbar * (1 - gbar)
         self._proc = _StratifiedEProcess(self.stratum_sizes_, self.alpha, grid_size,
                                          self.max_bet)
@@ -475,6 +571,7 @@ class ActiveLabelingSession:
         self._used = 0         # labels fed to the e-process (a prefix of the queue)
         self._in_queue = np.zeros(N, dtype=bool)
         self._log_path = np.empty(0)
+        self._share = None
         self._store = as_store(store)
         if self._store is not None:
             config = {"kind": "ActiveLabelingSession", "format": 1, "alpha": self.alpha,
@@ -526,15 +623,30 @@ class ActiveLabelingSession:
             self._used = end
 
     def _allocation(self):
-        """Share of the labels allocated to each stratum (from the labels used so far)."""
+        """Share of the labels allocated to each stratum (from the judge and the labels used
+        so far): ``floor`` of the proportional allocation; the rest maximises the smallest
+        expected log-growth over the null allocations the e-process has not yet ruled out."""
         w = self.stratum_sizes_ / self.stratum_sizes_.sum()
         if w.size == 1:
             return w
-        c = np.array([s.c for s in self._proc.strata], dtype=float)
-        Q = np.array([s.Q for s in self._proc.strata])
-        sd = np.sqrt((2 * self._prior_var + Q + 0.25) / (c + 3))
-        neyman = w * sd / (w * sd).sum()
-        return (1 - self.floor) * neyman + self.floor * w
+        rates = []
+        for k, s in enumerate(self._proc.strata):  # loop over strata
+            if s.c >= s.N:  # exhausted: its mean is known, no label can add evidence
+                r = np.zeros(s.x.size)
+            else:
+                m = (s.N * s.x - s.S) / (s.N - s.c)
+                # the stratum's mean and variance: its labels, the judge as a prior worth 2
+                mean = (2 * self._prior_mean[k] + s.S) / (2 + s.c)
+                var = (2 * self._prior_var[k] + s.Q + 0.25) / (s.c + 3)
+                r = _growth_rate(m, mean, var, self.max_bet)
+            rates.append(np.where(np.isfinite(s.log_w), r, np.inf))
+        # warm start from the previous shares (floored so that no stratum is locked out)
+        start = None if self._share is None else 0.9 * self._share + 0.1 / w.size
+        horizon = max(20.0, float(self._used))  # plan for as many labels again
+        offsets = [s.log_w for s in self._proc.strata]
+        share = self._share = _maxmin_shares(rates, self._proc.target, start,
+                                             offsets=offsets, horizon=horizon)
+        return (1 - self.floor) * share + self.floor * w
 
     # ------------------------------------------------------------------ public API
     def propose(self, k: int) -> np.ndarray:

@@ -15,9 +15,10 @@ from sklearn_riskcontrol.evaluation import SQLiteStore
 
 
 # ---------------------------------------------------------------------------- loop definition
-def _loop_log_eprocess(h, strata, sizes, alpha, grid_size, max_bet):
-    """The e-process by its definition: one wealth per (stratum, null mean) updated label by
-    label, the minimum over every tuple of grid indices with sum >= grid_size - K + 1."""
+def _loop_log_eprocess(h, strata, sizes, alpha, grid_size, max_bet, n_bets=20):
+    """The e-process by its definition: per (stratum, null mean) the mean wealth of constant
+    bets, updated label by label; the minimum over every tuple of grid indices with
+    sum >= grid_size - K + 1."""
     K = len(sizes)
     N = sum(sizes)
     grids = []
@@ -26,24 +27,24 @@ def _loop_log_eprocess(h, strata, sizes, alpha, grid_size, max_bet):
         step = alpha / (grid_size * w)
         top = min(1.0, alpha / w)
         grids.append([i * step for i in range(int(math.ceil(top / step - 1e-9)) + 1)])
-    logw = [[(math.inf if x > 1 else 0.0) for x in g] for g in grids]
-    c, S, Q = [0] * K, [0.0] * K, [0.0] * K
+    lams = [max_bet * (j + 0.5) / n_bets for j in range(n_bets)]
+    wl = [[[(math.inf if x > 1 else 0.0) for _ in lams] for x in g] for g in grids]
+    c, S = [0] * K, [0.0] * K
     out = []
     for hv, k in zip(h, strata):
-        mhat = (0.5 + S[k]) / (c[k] + 1)
-        v = (0.25 + Q[k]) / (c[k] + 1)
         for i, x in enumerate(grids[k]):
             m = (sizes[k] * x - S[k]) / (sizes[k] - c[k])
-            d = m - mhat
-            lam = min(d / (v + d * d), max_bet) if d > 0 else 0.0
-            logw[k][i] += math.log(1 + lam * (m - hv))
-        Q[k] += (hv - mhat) ** 2
+            for j, lam in enumerate(lams):
+                if m > 0:
+                    wl[k][i][j] += math.log(1 + lam * (m - hv))
         S[k] += hv
         c[k] += 1
         upper = (S[k] + sizes[k] - c[k]) / sizes[k]
         for i, x in enumerate(grids[k]):
             if x > upper + 1e-12:
-                logw[k][i] = math.inf
+                wl[k][i] = [math.inf] * n_bets
+        logw = [[(math.inf if math.isinf(max(v)) else
+                  math.log(sum(math.exp(a) for a in v) / n_bets)) for v in g] for g in wl]
         best = math.inf
         for tup in itertools.product(*[range(len(g)) for g in grids]):
             if sum(tup) >= grid_size - K + 1:
@@ -141,22 +142,36 @@ def test_type_one_error_at_the_boundary_slow(where, sampling):
     assert rate <= delta + three_se(delta, reps), rate
 
 
+@pytest.mark.slow
 def test_certifies_a_low_risk_pool_with_fewer_labels_than_uniform():
+    # benchmarks/autoeval_active.py measures 32% fewer over 100 pools; 40 pools are noisier
     rng = np.random.default_rng(3)
-    N = 3000
-    sure = rng.random(N) < 2 / 3
-    g = np.where(sure, rng.uniform(0, 0.01, N), rng.uniform(0.1, 0.5, N))
+    N = 6000
     need = {"active": [], "uniform": []}
-    for rep in range(5):
+    for rep in range(40):
+        sure = rng.random(N) < 2 / 3
+        g = np.where(sure, rng.uniform(0, 0.01, N), rng.uniform(0.1, 0.5, N))
         h = (rng.random(N) < g).astype(float)
         for sampling in need:
-            s = ActiveLabelingSession(g, alpha=0.15, delta=0.1, max_labels=N,
+            s = ActiveLabelingSession(g, alpha=0.15, delta=0.1, max_labels=3000,
                                       sampling=sampling, random_state=rep)
             while not s.status_.done:
-                rows = s.propose(20)
+                rows = s.propose(10)
                 s.add(rows, h[rows])
             need[sampling].append(s.status_.stopping_index + 1)
-    assert np.mean(need["active"]) < 0.75 * np.mean(need["uniform"]), need
+    assert np.mean(need["active"]) < 0.85 * np.mean(need["uniform"]), need
+
+
+def test_tiny_judge_strata_are_merged_and_one_stratum_is_uniform_sampling():
+    g = np.r_[np.zeros(980), np.full(20, 0.7)]  # a judge unsure on 2% of the pool only
+    act = ActiveLabelingSession(g, alpha=0.1, delta=0.1, max_labels=100, random_state=5)
+    uni = ActiveLabelingSession(g, alpha=0.1, delta=0.1, max_labels=100, random_state=5,
+                                sampling="uniform")
+    assert act.stratum_sizes_.tolist() == [1000]
+    np.testing.assert_array_equal(act.propose(30), uni.propose(30))
+    kept = ActiveLabelingSession(np.r_[np.zeros(950), np.full(50, 0.7)], alpha=0.1,
+                                 delta=0.1, max_labels=100)
+    assert kept.stratum_sizes_.tolist() == [950, 50]
 
 
 # ---------------------------------------------------------------------------- proposals
@@ -193,15 +208,17 @@ def test_uniform_sampling_is_a_uniform_random_order():
     assert np.abs(counts / 1200 - 1 / 6).max() < 3 * math.sqrt(1 / 6 * 5 / 6 / 1200)
 
 
-def test_active_allocation_follows_the_judge_and_keeps_a_floor():
+def test_active_allocation_keeps_a_floor_and_records_its_shares():
     g = np.r_[np.zeros(600), np.full(300, 0.4)]  # two strata by judge value
-    s = ActiveLabelingSession(g, alpha=0.15, delta=0.1, max_labels=300, random_state=0,
-                              floor=0.3)
-    rows = s.propose(90)
-    share_sure = np.mean(s.strata_[rows] == 0)
-    # Neyman puts most labels on the unsure stratum; the floor keeps >= 0.3 * 2/3 on the other
-    assert 0.2 - 1 / 90 <= share_sure < 2 / 3
-    np.testing.assert_allclose(s.probabilities_[s.strata_[rows] == 0], share_sure, atol=0.02)
+    for floor in (0.3, 0.8):
+        s = ActiveLabelingSession(g, alpha=0.15, delta=0.1, max_labels=300, random_state=0,
+                                  floor=floor)
+        rows = s.propose(90)
+        counts = np.bincount(s.strata_[rows], minlength=2)
+        p = np.array([s.probabilities_[s.strata_[rows] == k][0] for k in (0, 1)])
+        np.testing.assert_allclose(p.sum(), 1)
+        assert (p >= floor * np.array([2 / 3, 1 / 3]) - 1e-12).all()
+        assert (np.abs(counts - 90 * p) <= 1).all()  # the batch follows the recorded shares
 
 
 # ---------------------------------------------------------------------------- store
