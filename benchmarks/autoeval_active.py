@@ -36,11 +36,10 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from _common import SHARED_DATA, exceeds, fail_if, met  # benchmarks/ is on sys.path
 
 from sklearn_riskcontrol import RiskControlWarning
 from sklearn_riskcontrol.autoeval import ActiveLabelingSession, rautoeval_test
-
-from _common import SHARED_DATA, exceeds, fail_if, met  # benchmarks/ is on sys.path
 
 DEFAULT_DATA = SHARED_DATA / "quantization_triviaqa"
 BATCH = 10

@@ -70,8 +70,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._typing import FloatArray
-from .._validation import as_float_array, check_level, check_number, check_risks
+from .._validation import check_indices, check_level, check_number, check_risks
 from ..evaluation._store import EvaluationRecord, EvaluationStore, as_store
+from ._sessions import LabelingStatus
 
 if TYPE_CHECKING:
     import os
@@ -92,7 +93,7 @@ def _null_grid(weights, alpha, grid_size):
     """Null means ``x_{k,i} = i alpha / (G w_k)`` per stratum, up to ``min(1, alpha / w_k)``."""
     step = alpha / (grid_size * np.asarray(weights, dtype=float))
     tops = np.minimum(1.0, alpha / np.asarray(weights, dtype=float))
-    return [np.arange(int(math.ceil(top / s - 1e-9)) + 1) * s for s, top in zip(step, tops)]
+    return [np.arange(math.ceil(top / s - 1e-9) + 1) * s for s, top in zip(step, tops)]
 
 
 class _Stratum:
@@ -377,22 +378,10 @@ class ActiveLabelingStatus:
     alpha: float
     delta: float
 
-    @property
-    def decision(self) -> str:
-        """``"certified"``, ``"impossible"`` or ``"continue"``."""
-        if self.certified:
-            return "certified"
-        return "impossible" if self.impossible else "continue"
-
-    @property
-    def done(self) -> bool:
-        """``True`` once labeling more cannot change the verdict."""
-        return self.certified or self.impossible
-
-    @property
-    def remaining_budget(self) -> int:
-        """Labels left in the budget."""
-        return self.max_labels - self.n_labels
+    # the verdict's properties are LabelingStatus's (same fields, same meaning)
+    decision = LabelingStatus.decision
+    done = LabelingStatus.done
+    remaining_budget = LabelingStatus.remaining_budget
 
     def __repr__(self):
         return (f"ActiveLabelingStatus(decision={self.decision!r}, n_labels={self.n_labels}, "
@@ -739,21 +728,11 @@ class ActiveLabelingSession:
             Labels are used in the order the rows were proposed: a label waits while an
             earlier proposed row is unlabeled.
         """
-        N = self.strata_.size
-        idx = np.asarray(indices)
-        if idx.ndim == 0:
-            idx = idx.reshape(1)
-        if idx.ndim != 1:
-            raise ValueError(f"`indices` must be 1-d; got shape {idx.shape}.")
-        if idx.size and not np.issubdtype(idx.dtype, np.integer):
-            raise TypeError(f"`indices` must hold integer pool rows; got dtype {idx.dtype}.")
+        idx = check_indices(indices, "indices", self.strata_.size)
         h = check_risks(loss_labeled, "loss_labeled")
         if h.size != idx.size:
             raise ValueError(f"`loss_labeled` has {h.size} entries but `indices` has "
                              f"{idx.size}: give one loss per row.")
-        if idx.size and (idx.min() < 0 or idx.max() >= N):
-            raise ValueError(f"`indices` must be pool rows in [0, {N}); got values in "
-                             f"[{idx.min()}, {idx.max()}].")
         if np.unique(idx).size != idx.size:
             raise ValueError("`indices` contains a row more than once; give each row once.")
         if not self._in_queue[idx].all():

@@ -26,7 +26,7 @@ def _loop_log_eprocess(h, strata, sizes, alpha, grid_size, max_bet, n_bets=20):
         w = sizes[k] / N
         step = alpha / (grid_size * w)
         top = min(1.0, alpha / w)
-        grids.append([i * step for i in range(int(math.ceil(top / step - 1e-9)) + 1)])
+        grids.append([i * step for i in range(math.ceil(top / step - 1e-9) + 1)])
     lams = [max_bet * (j + 0.5) / n_bets for j in range(n_bets)]
     wl = [[[(math.inf if x > 1 else 0.0) for _ in lams] for x in g] for g in grids]
     c, S = [0] * K, [0.0] * K
@@ -180,7 +180,7 @@ def test_never_reproposes_and_draws_every_row_once():
     s = ActiveLabelingSession(g, alpha=0.1, delta=0.1, max_labels=50, random_state=1)
     seen = []
     while len(seen) < 50:
-        rows = s.propose(7 if 50 - len(seen) >= 7 else 50 - len(seen))
+        rows = s.propose(min(7, 50 - len(seen)))
         assert not set(rows) & set(seen)
         s.add(rows, np.ones(rows.size))
         seen.extend(rows.tolist())
@@ -280,3 +280,24 @@ def test_errors():
         ActiveLabelingSession(g, alpha=0.2, delta=0.1, max_labels=5, strata=[0, 1])
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         ActiveLabelingSession(g * 2, alpha=0.2, delta=0.1, max_labels=5)
+
+
+def test_paired_comparison_through_paired_losses():
+    # risk(A) < risk(B) on the pool  <=>  mean of (h_A - h_B + 1) / 2 < 1/2
+    rng = np.random.default_rng(2)
+    N = 1000
+    h_b = (rng.random(N) < 0.25).astype(float)
+    h_a = h_b * (rng.random(N) < 0.4)  # A errs only where B does
+    g_a, g_b = (np.where(rng.random(N) < 0.9, x, 1 - x) for x in (h_a, h_b))
+    paired = lambda a, b: (a - b + 1) / 2  # noqa: E731
+    s = ActiveLabelingSession(paired(g_a, g_b), alpha=0.5, delta=0.1, max_labels=N,
+                              random_state=0)
+    while not s.status_.done:
+        rows = s.propose(20)
+        s.add(rows, paired(h_a[rows], h_b[rows]))
+    assert s.status_.certified and s.n_labels < 300
+    # the reverse claim, risk(B) < risk(A), is false: not certified on the same budget
+    r = ActiveLabelingSession(paired(g_b, g_a), alpha=0.5, delta=0.1, max_labels=300,
+                              random_state=0)
+    rows = r.propose(300)
+    assert not r.add(rows, paired(h_b[rows], h_a[rows])).certified

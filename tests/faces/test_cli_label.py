@@ -48,7 +48,7 @@ def test_label_proposes_reads_labels_and_matches_the_session(tmp_path, capsys):
 
 
 def test_label_refuses_rows_never_proposed(tmp_path, capsys):
-    pool, g, h = _pool(tmp_path, n=250)
+    pool, _, _ = _pool(tmp_path, n=250)
     store, out, labels = tmp_path / "s.db", tmp_path / "prop.csv", tmp_path / "labels.csv"
     assert _call(pool, store, out) == 0
     proposed = set(pd.read_csv(out)["row"])
