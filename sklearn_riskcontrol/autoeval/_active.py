@@ -254,9 +254,6 @@ class _StratifiedEProcess:
         self.strata = [_Stratum(n, g, max_bet, n_bets)
                        for n, g in zip(sizes, _null_grid(self.weights, alpha, grid_size))]
 
-    def current(self):
-        return float(_combine([s.log_w[None] for s in self.strata], self.target)[0])
-
     def extend(self, h, k):
         """Labels ``h`` of strata ``k`` (arrays, draw order); returns ``log E`` after each."""
         T = h.size
@@ -270,6 +267,7 @@ class _StratifiedEProcess:
         return _combine_chunked(logs, self.target) if T else np.empty(0)
 
     def bound(self, r):
+        """Upper bound on ``log E`` after at most ``r`` more labels, whatever they are."""
         return float(_combine([s.bound(r, self.max_bet)[None] for s in self.strata],
                               self.target)[0])
 
