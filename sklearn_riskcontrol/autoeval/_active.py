@@ -72,12 +72,10 @@ from numpy.typing import ArrayLike
 from .._typing import FloatArray
 from .._validation import check_indices, check_level, check_number, check_risks
 from ..evaluation._store import EvaluationRecord, EvaluationStore, as_store
-from ._sessions import LabelingStatus
+from ._sessions import LabelingStatus, _Session
 
 if TYPE_CHECKING:
     import os
-
-    from typing_extensions import Self  # typing.Self: Python >= 3.11
 
 __all__ = ["ActiveLabelingSession", "ActiveLabelingStatus"]
 
@@ -789,13 +787,7 @@ class ActiveLabelingSession:
                 f"delta={self.delta:g}, n_labels={self.n_labels}, "
                 f"max_labels={self.max_labels}, decision={self.status_.decision!r})")
 
-    def close(self) -> None:
-        """Close the store (the session's state stays readable)."""
-        if self._store is not None:
-            self._store.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    # the store's life cycle is LabelingSession's (same attribute ``_store``)
+    close = _Session.close
+    __enter__ = _Session.__enter__
+    __exit__ = _Session.__exit__
