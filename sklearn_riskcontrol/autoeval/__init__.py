@@ -21,11 +21,13 @@ Layout: :mod:`._arrays` is the array layer (:func:`rautoeval_test`,
 :func:`rautoeval_confidence_interval`, :func:`rautoeval_select`: the tests, confidence intervals
 and selection of the paper on loss arrays), :mod:`._estimators` the estimators above,
 :mod:`._sessions` the label-until-certified sessions (:class:`LabelingSession`,
-:class:`SelectionSession`), :mod:`._monitor` the monitoring of a deployed model
+:class:`SelectionSession`), :mod:`._active` active labeling of a pool
+(:class:`ActiveLabelingSession`), :mod:`._monitor` the monitoring of a deployed model
 (:class:`RiskMonitor`). The selector's parallel workers send fitted testers back with
 :mod:`sklearn_riskcontrol._parcel`.
 """
 
+from ._active import ActiveLabelingSession, ActiveLabelingStatus
 from ._arrays import (
     ModelSelectionResult,
     RAutoEvalResult,
@@ -67,6 +69,8 @@ __all__ = [
     "ComparisonSession",
     "ComparisonStatus",
     "RiskMonitor",
+    "ActiveLabelingSession",
+    "ActiveLabelingStatus",
     "plan_labels",
     "LabelPlan",
     "rautoeval_test",

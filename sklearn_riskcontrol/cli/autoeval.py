@@ -1,4 +1,4 @@
-"""``python -m sklearn_riskcontrol autoeval {certify,select,compare,monitor}``: loss tables.
+"""``python -m sklearn_riskcontrol autoeval {certify,select,compare,monitor,label}``: loss tables.
 
 For users whose losses are already computed (e.g. an LLM graded by humans on a few questions and
 by an LLM judge on many): no Python needed. Rows are processed in file order, which must be a
@@ -48,6 +48,14 @@ monitor
     probability with which each row was sent for labeling. Prints one row per model (alarm, its
     row, labels, the final confidence bounds); rows are never shuffled (the order is the
     stream's), and rows of different models (``--model-column``) are monitored separately.
+
+label
+    Active labeling of a pool (:class:`~sklearn_riskcontrol.autoeval.ActiveLabelingSession`):
+    ``--pool`` CSV, one row per pool item with the judge's loss (``--judge-column``); the
+    session lives in ``--store`` (a SQLite file), so each call continues it. ``--labels`` CSV
+    (optional): the losses of rows proposed earlier (``--row-column``, the 1-based data row of
+    the pool, and ``--loss-column``). Prints the status on standard error and, unless done, the
+    next ``--k`` rows to label as CSV (``row``, plus ``--id-column`` when the pool has it).
 
 Every table is read (and every bad cell reported) by :mod:`sklearn_riskcontrol.cli._io`.
 """
@@ -175,7 +183,45 @@ def add_parser(subparsers):
     w.add_argument("--delta", type=float, default=0.1,
                    help="false-alarm probability over the whole stream (default: 0.1)")
     w.add_argument("--output", default="-", help="output CSV path (default: standard output)")
+    _add_label_parser(sub)
     return p
+
+
+def _add_label_parser(sub):
+    a = sub.add_parser(
+        "label", help="propose which pool rows to label; certify the pool's risk (active)",
+        description=(
+            "Active labeling: proposes the next rows of --pool to label (strata by the judge's "
+            "loss), reads their losses from --labels and reports whether the risk over the pool "
+            "is certified below alpha. The session is kept in --store: run the command again "
+            "with the labels of the proposed rows. If the pool's risk is at least alpha, it is "
+            "ever certified with probability at most delta."
+        ),
+    )
+    a.add_argument("--pool", required=True,
+                   help="CSV, one row per pool item, with the judge's loss in [0, 1]")
+    a.add_argument("--judge-column", default="judge_loss",
+                   help="the judge's loss in --pool (default: judge_loss)")
+    a.add_argument("--store", required=True,
+                   help="SQLite file holding the session (created on the first call)")
+    a.add_argument("--labels", default=None,
+                   help="CSV of the losses of proposed rows: --row-column and --loss-column")
+    a.add_argument("--row-column", default="row",
+                   help="in --labels: the 1-based data row of --pool (default: row)")
+    a.add_argument("--loss-column", default="loss",
+                   help="in --labels: the loss with the true label (default: loss)")
+    a.add_argument("--id-column", default=None,
+                   help="a column of --pool copied into the proposals (e.g. the question id)")
+    a.add_argument("--k", type=int, default=10, help="rows to propose (default: 10)")
+    a.add_argument("--max-labels", type=int, required=True, help="label budget")
+    a.add_argument("--sampling", choices=["active", "uniform"], default="active",
+                   help="active: strata by the judge (default); uniform: plain random order")
+    a.add_argument("--seed", type=int, default=0, help="seed of the draws (default: 0)")
+    a.add_argument("--alpha", type=float, required=True, help="tolerated risk in (0, 1)")
+    a.add_argument("--delta", type=float, default=0.1,
+                   help="failure probability in (0, 1) (default: 0.1)")
+    a.add_argument("--output", default="-",
+                   help="CSV of the proposed rows (default: standard output)")
 
 
 def _loss_table_options(p, noun):
@@ -834,9 +880,58 @@ def _run_monitor(args):
         intervals=[dict(e["interval"], name=e["name"] or "risk") for e in entries])
 
 
+def _run_label(args):
+    import pandas as pd
+
+    from ..autoeval import ActiveLabelingSession
+
+    pool = read_table(args.pool, rows="pool row")
+    g = losses(pool, args.judge_column)
+    ids = None if args.id_column is None else pool.text(args.id_column)
+    with ActiveLabelingSession(g, alpha=args.alpha, delta=args.delta,
+                               max_labels=args.max_labels, sampling=args.sampling,
+                               store=args.store, random_state=args.seed) as session:
+        if args.labels is not None:
+            lab = read_table(args.labels)
+            rows = lab.numbers(args.row_column, what="pool rows (1-based data rows)", low=1,
+                               high=pool.n_rows)
+            if not np.array_equal(rows, np.round(rows)):
+                raise ValueError(f"{args.labels}, column {args.row_column!r}: pool rows must "
+                                 "be whole numbers (1-based data rows of --pool).")
+            h = lab.numbers(args.loss_column, what="losses", low=0, high=1)
+            session.add(rows.astype(np.int64) - 1, h)
+        status = session.status_
+        lines = [str(status)]
+        if status.done or status.remaining_budget == 0:
+            proposed = np.empty(0, dtype=np.int64)
+        else:
+            proposed = session.propose(min(args.k, status.remaining_budget))
+            lines.append(f"label the {proposed.size} proposed rows (written to "
+                         f"{'standard output' if args.output == '-' else args.output}), then "
+                         "run this command again with their losses in --labels")
+    frame = pd.DataFrame({"row": proposed + 1})
+    if ids is not None:
+        frame[args.id_column] = ids[proposed]
+    write_csv(frame, args.output)
+    guarantee = (
+        "the risk certified is the mean loss over the rows of --pool; if it is at least alpha, "
+        f"the session is ever certified with probability at most {args.delta:g} (label only "
+        "proposed rows; any stopping time)")
+    lines = say(lines + [f"guarantee: {guarantee}"])
+    entry = {"name": "pool", "decision": status.decision, "certified": bool(status.certified),
+             "pvalue": status.pvalue, "n_labels": int(status.n_labels),
+             "n_proposed": int(proposed.size)}
+    return document(
+        "autoeval label", decision=lines[0], passed=status.certified,
+        rule="passes when the risk over the pool is certified below alpha",
+        guarantee=guarantee, alpha=args.alpha, delta=args.delta, rows=[entry], messages=lines,
+        labels_used=int(status.n_labels),
+        facts={"proposed_rows": (proposed + 1).tolist(), "pool_rows": int(pool.n_rows)})
+
+
 def run(args):
-    """Run ``autoeval certify`` / ``select`` / ``compare`` / ``monitor`` on parsed arguments;
-    return the result document (:func:`._io.document`).
+    """Run ``autoeval certify`` / ``select`` / ``compare`` / ``monitor`` / ``label`` on parsed
+    arguments; return the result document (:func:`._io.document`).
 
     Bad input raises ``ValueError`` / ``TypeError`` / ``OSError`` (the main entry point turns
     them into a one-line error and exit status 2); warnings (nothing certified, no unlabeled
@@ -849,12 +944,14 @@ def run(args):
     check_level(args.delta, "delta")
     if args.autoeval_command == "certify":
         check_inspect_options(args)
-    if args.autoeval_command != "monitor":  # monitor has one --judge-column of its own
+    if args.autoeval_command not in ("monitor", "label"):  # they have one --judge-column
         _judge_options(args)
     rng = None if getattr(args, "shuffle", None) is None else np.random.default_rng(args.shuffle)
     with one_line_warnings():
         if args.autoeval_command == "monitor":
             return _run_monitor(args)
+        if args.autoeval_command == "label":
+            return _run_label(args)
         if args.autoeval_command == "certify":
             return _run_certify(args, rng)
         if args.autoeval_command == "select":

@@ -56,6 +56,8 @@ def files(tmp_path_factory):
     # monitor: a stream whose risk is 0, and one whose risk is 1
     pd.DataFrame({"loss": np.zeros(100)}).to_csv(d / "calm.csv", index=False)
     pd.DataFrame({"loss": np.ones(100)}).to_csv(d / "alarm.csv", index=False)
+    # label: a pool of judge losses (nothing labeled yet: not certified)
+    pd.DataFrame({"judge": np.zeros(100)}).to_csv(d / "pool.csv", index=False)
     # bandits: one clearly best model, and two equal ones
     pd.DataFrame([[HOSTILE[1]] + [1.0] * 60, ["b"] + [0.0] * 60]).to_csv(
         d / "scores.csv", index=False, header=False)
@@ -85,6 +87,8 @@ def commands(f):
         (["autoeval", "compare", "--method", "eval", "--labeled", f["same.csv"]], 1),
         (["autoeval", "monitor", "--alpha", "0.3", "--stream", f["calm.csv"]], 0),
         (["autoeval", "monitor", "--alpha", "0.3", "--stream", f["alarm.csv"]], 1),
+        (["autoeval", "label", "--alpha", "0.3", "--pool", f["pool.csv"], "--judge-column",
+          "judge", "--max-labels", "50", "--store", f["pool.csv"][:-4] + ".db"], 1),
         (band + ["--scores", f["scores.csv"]], 0),
         (band + ["--scores", f["tie.csv"]], 1),
         (["demo", "--quick"], 0),
@@ -184,7 +188,11 @@ def _results():
     sel_session = ae.SelectionSession(None, alpha=0.3, delta=0.1, method="eval", cost=[1, 2],
                                       max_labels=100)
     cmp_session = ae.ComparisonSession(None, delta=0.1, method="eval", max_labels=100)
+    active = ae.ActiveLabelingSession(np.zeros(60), alpha=0.3, delta=0.1, max_labels=20,
+                                      random_state=0)
+    rows = active.propose(10)
     return [
+        active.add(rows, h[rows]),
         test,
         ae.rautoeval_confidence_interval(h, delta=0.1, method="eval"),
         ae.rautoeval_select(H, alpha=0.3, delta=0.1, method="eval"),
