@@ -551,7 +551,7 @@ def concentration_threshold(
     ('binomial', 'fixed_sequence', 0.61)
     >>> res = concentration_threshold(risks, scores, alpha=0.4, target="sdr")
     >>> res.procedure, round(res.threshold, 3)
-    ('fallback', 0.773)
+    ('fallback', 0.771)
     >>> # Prediction-powered (R-AutoEval+ p-values): 300 labels, 3000 points labeled by a
     >>> # judge that agrees with the truth 95% of the time. Same guarantee, SDR at t_hat <= 0.4
     >>> # with probability >= 0.9 over the labeled and unlabeled data.
