@@ -191,8 +191,12 @@ def _results():
     active = ae.ActiveLabelingSession(np.zeros(60), alpha=0.3, delta=0.1, max_labels=20,
                                       random_state=0)
     rows = active.propose(10)
+    active_sel = ae.ActiveLabelingSession(np.c_[np.zeros(60), np.ones(60)], alpha=0.3,
+                                          delta=0.1, max_labels=20, random_state=0)
+    sel_rows = active_sel.propose(10)
     return [
         active.add(rows, h[rows]),
+        active_sel.add(sel_rows, np.c_[h[sel_rows], 1 - h[sel_rows]]),
         test,
         ae.rautoeval_confidence_interval(h, delta=0.1, method="eval"),
         ae.rautoeval_select(H, alpha=0.3, delta=0.1, method="eval"),
