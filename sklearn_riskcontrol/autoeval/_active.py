@@ -86,7 +86,7 @@ from .._results import ResultMixin
 from .._typing import FloatArray
 from .._validation import check_indices, check_level, check_number, check_risks
 from ..evaluation._store import EvaluationRecord, EvaluationStore, as_store
-from ._sessions import LabelingStatus, _select, _Session
+from ._sessions import LabelingStatus, SelectionStatus, _select, _Session
 
 if TYPE_CHECKING:
     import os
@@ -412,12 +412,12 @@ class ActiveLabelingStatus(ResultMixin):
 
 
 @dataclass(frozen=True, repr=False)
-class ActiveSelectionStatus(ResultMixin):
+class ActiveSelectionStatus(SelectionStatus):
     """Verdict of an :class:`ActiveLabelingSession` selecting among ``K`` candidates.
 
     Over the session's random draws, with probability at least ``1 - delta`` every certified
     candidate has risk over the pool below ``alpha`` (family-wise), whenever the labeling
-    stopped.
+    stopped. The fields are :class:`SelectionStatus`'s, plus the budget and ``alpha``.
 
     Attributes
     ----------
@@ -434,40 +434,27 @@ class ActiveSelectionStatus(ResultMixin):
     final : bool
         The selection can no longer change: no candidate that could still be certified would
         be preferred to ``selected``; stop labeling.
+    labels_needed : None
+        No forecast of the labels still needed (always ``None``).
     candidates : tuple of ActiveLabelingStatus
         Per-candidate status at the candidate's test level.
     procedure : str
         ``"fst"`` or ``"bonferroni"``.
-    max_labels : int
-    alpha, delta : float
+    delta : float
+        Family-wise error.
     test_level : float
         Each candidate's level: ``delta`` (fixed sequence) or ``delta / K`` (Bonferroni).
+    max_labels : int
+    alpha : float
     """
 
-    _frame_columns = ("candidates", "certified", "impossible")
-
-    n_labels: int
-    certified: np.ndarray
-    impossible: np.ndarray
-    selected: object
-    final: bool
-    candidates: tuple
-    procedure: str
     max_labels: int
     alpha: float
-    delta: float
-    test_level: float
 
     @property
     def done(self) -> bool:
         """``final``: the loop condition shared with :class:`ActiveLabelingStatus`."""
         return bool(self.final)
-
-    def __repr__(self):
-        return (f"ActiveSelectionStatus(selected={self.selected}, final={self.final}, "
-                f"n_labels={self.n_labels}, "
-                f"certified={np.flatnonzero(self.certified).tolist()}, "
-                f"impossible={np.flatnonzero(self.impossible).tolist()})")
 
     def __str__(self):
         head = (f"Active selection after {self.n_labels} labels (alpha={self.alpha:g}, "
@@ -989,9 +976,9 @@ class ActiveLabelingSession:
                                                              self._cost)
         return ActiveSelectionStatus(
             n_labels=self._used, certified=certified, impossible=impossible,
-            selected=selected, final=not better, candidates=st, procedure=self.procedure,
-            max_labels=self.max_labels, alpha=self.alpha, delta=self.delta,
-            test_level=self.delta_test_)
+            selected=selected, final=not better, labels_needed=None, candidates=st,
+            procedure=self.procedure, delta=self.delta, test_level=self.delta_test_,
+            max_labels=self.max_labels, alpha=self.alpha)
 
     @property
     def proposed_(self) -> np.ndarray:

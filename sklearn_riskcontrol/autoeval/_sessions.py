@@ -289,7 +289,7 @@ class SelectionStatus(ResultMixin):
 
     def __repr__(self):
         return (
-            f"SelectionStatus(selected={self.selected}, final={self.final}, "
+            f"{type(self).__name__}(selected={self.selected}, final={self.final}, "
             f"n_labels={self.n_labels}, certified={np.flatnonzero(self.certified).tolist()}, "
             f"impossible={np.flatnonzero(self.impossible).tolist()}, "
             f"labels_needed={self.labels_needed})"

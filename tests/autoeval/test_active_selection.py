@@ -1,6 +1,7 @@
 """ActiveLabelingSession selecting among K candidates (loss_judge of shape (N, K)): K = 1 is the
 single-model session, agreement with K single-model sessions on the same rows, family-wise
-error at the boundary with adversarial judges, resume from a store, errors."""
+error at the boundary with adversarial judges, errors (resume from a store: in
+test_active_labeling.py)."""
 
 import numpy as np
 import pytest
@@ -131,30 +132,6 @@ def test_family_wise_error_at_the_boundary_slow(procedure, sampling):
     alpha, delta, reps = 0.15, 0.1, 300
     rate = _fwer(procedure, sampling, reps, N=400, alpha=alpha, delta=delta, seed=17)
     assert rate <= delta + three_se(delta, reps), rate
-
-
-# ---------------------------------------------------------------------------- store
-def test_resumes_from_the_store_after_a_crash(tmp_path):
-    P, H = _pool(np.random.default_rng(4), 300)
-    path = tmp_path / "select.db"
-    kw = dict(alpha=0.2, delta=0.1, max_labels=200, random_state=4, procedure="bonferroni")
-    s = ActiveLabelingSession(P, store=path, **kw)
-    rows = s.propose(30)
-    s.add(rows[:20], H[rows[:20]])
-    before = s.log_eprocess_
-    del s  # crash: nothing but the store survives
-    s = ActiveLabelingSession(P, store=path, **kw)
-    assert s.n_labels == 20
-    np.testing.assert_array_equal(s.log_eprocess_, before)
-    np.testing.assert_array_equal(s.propose(10), rows[20:])
-    s.add(rows[15:], H[rows[15:]])  # a re-sent overlap is skipped
-    assert s.n_labels == 30 and not set(s.propose(20)) & set(rows)
-    s.close()
-    ref = ActiveLabelingSession(P, **kw)
-    ref.add(ref.propose(30), H[rows])
-    np.testing.assert_allclose(ref.log_eprocess_, s.log_eprocess_, rtol=0, atol=1e-12)
-    with pytest.raises(ValueError, match="procedure"):
-        ActiveLabelingSession(P, store=path, **{**kw, "procedure": "fst"})
 
 
 # ---------------------------------------------------------------------------- errors
