@@ -4,7 +4,7 @@ type-I error at the boundary.
 Usage::
 
     python benchmarks/autoeval_active.py [--quick] [--reps 100] [--typei-reps 100]
-                                         [--data PATH] [--seed 0]
+                                         [--data PATH] [--seed 0] [--only d]
 
 All tables come from one run, at the same (alpha, delta) within a table; labels are proposed in
 batches of 10 and the labels to certify are ``stopping_index + 1`` (the label at which the
@@ -27,6 +27,14 @@ e-process crossed ``1 / delta``; the budget when it never did).
     the judge as in (a) but the errors placed where it is sure (sure and wrong), where it is
     unsure, or anywhere; budget 1500 (proposals in batches of 50), delta = 0.1. A rate above
     delta + 3 s.e. is a wrong result.
+(d) Model selection (``loss_judge`` of shape (N, 3)): the pool of (a) with N = 3000, three
+    candidates whose error probabilities are 0.5, 1 and 2.5 times the judge's (pool risks
+    ~0.05, ~0.10, ~0.25), one label per row giving all three losses; alpha = 0.15,
+    delta = 0.1 family-wise, budget 1000, default cost (the last certified candidate is
+    selected: candidate 1 when both 0 and 1 are certified). Labels to reach that selection:
+    fixed sequence, the label at which the last of candidates 0, 1 crossed; Bonferroni, the
+    label at which candidate 1 crossed (at level delta / 3); the budget when never. Active
+    vs uniform on the same pools, both procedures.
 """
 
 import argparse
@@ -174,24 +182,77 @@ def table_c(reps, seed):
     return wrong
 
 
+def labels_to_select(G, H, alpha, delta, budget, sampling, procedure, seed, batch=BATCH):
+    """Labels until candidate 1 is selected (see (d)); ``(reached, labels)``."""
+    s = ActiveLabelingSession(G, alpha=alpha, delta=delta, max_labels=budget,
+                              sampling=sampling, procedure=procedure, random_state=seed)
+    st = s.status_
+    # candidate 2 (risk above alpha) is only ruled out near the end of the budget; the
+    # selection of candidate 1 is settled once it is certified
+    while not st.final and st.selected != 1:
+        rows = s.propose(min(batch, budget - s.n_labels))
+        st = s.add(rows, H[rows])
+    if st.selected != 1:
+        return False, budget
+    stop = [c.stopping_index for c in st.candidates[:2]]
+    return True, (max(stop) if procedure == "fst" else stop[1]) + 1
+
+
+def table_d(reps, seed):
+    alpha, delta, N, budget = 0.15, 0.1, 3000, 1000
+    rng = np.random.default_rng(seed + 2)
+    runs = {(p, s): [] for p in ("fst", "bonferroni") for s in ("active", "uniform")}
+    risks = []
+    for r in range(reps):
+        g, _ = simulated_pool(rng, N)
+        G = np.minimum(1, g[:, None] * np.array([0.5, 1.0, 2.5]))
+        H = (rng.random(N)[:, None] < G).astype(float)
+        risks.append(H.mean(axis=0))
+        for (procedure, sampling), out in runs.items():
+            out.append(labels_to_select(G, H, alpha, delta, budget, sampling, procedure, r))
+    mean_risk = np.mean(risks, axis=0)
+    print(f"(d) model selection, 3 candidates (mean pool risks "
+          f"{', '.join(f'{x:.3f}' for x in mean_risk)}), N={N}, alpha={alpha}, family-wise "
+          f"delta={delta}, budget {budget}, {reps} pools; labels until candidate 1 is selected")
+    print(f"{'procedure':>10} {'sampling':>8} | {'P(sel)':>6} {'mean labels':>11} {'median':>7}")
+    for procedure in ("fst", "bonferroni"):
+        res = {}
+        for sampling in ("active", "uniform"):
+            res[sampling] = summary(runs[procedure, sampling])
+            p, m, med = res[sampling]
+            print(f"{procedure:>10} {sampling:>8} | {p:>6.2f} {m:>11.1f} {med:>7.0f}")
+        ratio = res["active"][1] / res["uniform"][1]
+        print(f"{procedure:>10}: active / uniform mean labels = {ratio:.2f} (one realized run)")
+    print()
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true",
-                    help="10 pools for (a), 5 repetitions and the BF16 judge for (b), 20 for (c)")
+                    help="10 pools for (a), 5 repetitions and the BF16 judge for (b), 20 for "
+                         "(c), 5 pools for (d)")
     ap.add_argument("--reps", type=int, default=100)
     ap.add_argument("--typei-reps", type=int, default=100)
     ap.add_argument("--data", default=str(DEFAULT_DATA))
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--only", default="abcd", help="tables to run (default: abcd)")
     args = ap.parse_args(argv)
     reps_a, reps_b, reps_c = args.reps, max(1, args.reps // 2), args.typei_reps
+    reps_d = max(1, args.reps // 4)
     if args.quick:
-        reps_a, reps_b, reps_c = 10, 5, 20
+        reps_a, reps_b, reps_c, reps_d = 10, 5, 20, 5
     t0 = time.perf_counter()
     print(f"labels proposed in batches of {BATCH}; labels = label at which the e-process "
           "crossed 1/delta (budget when never); one realized run of each table.\n")
-    table_a(reps_a, args.seed)
-    table_b(reps_b, args.data, args.quick)
-    wrong = table_c(reps_c, args.seed)
+    wrong = []
+    if "a" in args.only:
+        table_a(reps_a, args.seed)
+    if "b" in args.only:
+        table_b(reps_b, args.data, args.quick)
+    if "c" in args.only:
+        wrong = table_c(reps_c, args.seed)
+    if "d" in args.only:
+        table_d(reps_d, args.seed)
     print(f"total time {time.perf_counter() - t0:.1f} s")
     fail_if(wrong)
     return 0

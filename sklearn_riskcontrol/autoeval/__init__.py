@@ -27,7 +27,7 @@ and selection of the paper on loss arrays), :mod:`._estimators` the estimators a
 :mod:`sklearn_riskcontrol._parcel`.
 """
 
-from ._active import ActiveLabelingSession, ActiveLabelingStatus
+from ._active import ActiveLabelingSession, ActiveLabelingStatus, ActiveSelectionStatus
 from ._arrays import (
     ModelSelectionResult,
     RAutoEvalResult,
@@ -71,6 +71,7 @@ __all__ = [
     "RiskMonitor",
     "ActiveLabelingSession",
     "ActiveLabelingStatus",
+    "ActiveSelectionStatus",
     "plan_labels",
     "LabelPlan",
     "rautoeval_test",

@@ -56,6 +56,19 @@ Allocation (``sampling="active"``)
     furthest behind its share (counting all proposals so far), then to a row drawn uniformly
     among the stratum's rows never proposed. The rule only changes efficiency: validity
     needs no property of it beyond predictability.
+
+Model selection (``loss_judge`` of shape ``(N, K)``)
+    One label of a row gives the true loss of every candidate on it. The strata are shared
+    (user strata, or judge strata of the candidates' mean judge loss), and each candidate ``c``
+    runs the e-process above on its own losses, at level ``delta`` (fixed sequence, in the order
+    given) or ``delta / K`` (Bonferroni). A row is drawn uniformly within a stratum chosen from
+    the judge and the past labels of *all* candidates: predictable for each candidate's
+    filtration (the shared past), so each candidate's product is a test supermartingale under
+    its own null ``R_c >= alpha`` and its anytime p-value ``1 / max_t E_{c,t}`` is valid at
+    any stopping time; fixed-sequence testing and Bonferroni on valid p-values control the
+    family-wise error at ``delta``. The allocation is the mean of the allocations of the
+    candidates the selection still waits for (fixed sequence: the first undecided one;
+    Bonferroni: the undecided ones that would be preferred to the current selection).
 """
 
 from __future__ import annotations
@@ -73,12 +86,12 @@ from .._results import ResultMixin
 from .._typing import FloatArray
 from .._validation import check_indices, check_level, check_number, check_risks
 from ..evaluation._store import EvaluationRecord, EvaluationStore, as_store
-from ._sessions import LabelingStatus, _Session
+from ._sessions import LabelingStatus, SelectionStatus, _select, _Session
 
 if TYPE_CHECKING:
     import os
 
-__all__ = ["ActiveLabelingSession", "ActiveLabelingStatus"]
+__all__ = ["ActiveLabelingSession", "ActiveLabelingStatus", "ActiveSelectionStatus"]
 
 _MIN_SHARE = 0.03  # judge strata smaller than this share of the pool are merged
 _N_BETS = 20  # constant bets mixed (uniformly) in each stratum's wealth
@@ -398,6 +411,63 @@ class ActiveLabelingStatus(ResultMixin):
         return head + f"not certified yet (p-value {self.pvalue:.3g}); label more."
 
 
+@dataclass(frozen=True, repr=False)
+class ActiveSelectionStatus(SelectionStatus):
+    """Verdict of an :class:`ActiveLabelingSession` selecting among ``K`` candidates.
+
+    Over the session's random draws, with probability at least ``1 - delta`` every certified
+    candidate has risk over the pool below ``alpha`` (family-wise), whenever the labeling
+    stopped. The fields are :class:`SelectionStatus`'s, plus the budget and ``alpha``.
+
+    Attributes
+    ----------
+    n_labels : int
+        Labels used (one per row: it gives every candidate's loss on the row).
+    certified : ndarray of bool, shape (K,)
+        Candidates certified by the selection procedure (fixed sequence: the certified
+        prefix, in the order given).
+    impossible : ndarray of bool, shape (K,)
+        Candidates that can no longer be certified within the budget (fixed sequence: also
+        every candidate after one that cannot).
+    selected : int or None
+        Certified candidate with the smallest cost (``None`` if none).
+    final : bool
+        The selection can no longer change: no candidate that could still be certified would
+        be preferred to ``selected``; stop labeling.
+    labels_needed : None
+        No forecast of the labels still needed (always ``None``).
+    candidates : tuple of ActiveLabelingStatus
+        Per-candidate status at the candidate's test level.
+    procedure : str
+        ``"fst"`` or ``"bonferroni"``.
+    delta : float
+        Family-wise error.
+    test_level : float
+        Each candidate's level: ``delta`` (fixed sequence) or ``delta / K`` (Bonferroni).
+    max_labels : int
+    alpha : float
+    """
+
+    max_labels: int
+    alpha: float
+
+    @property
+    def done(self) -> bool:
+        """``final``: the loop condition shared with :class:`ActiveLabelingStatus`."""
+        return bool(self.final)
+
+    def __str__(self):
+        head = (f"Active selection after {self.n_labels} labels (alpha={self.alpha:g}, "
+                f"family-wise delta={self.delta:g}, {self.procedure}): ")
+        cert = np.flatnonzero(self.certified).tolist()
+        sel = ("no candidate certified" if self.selected is None else
+               f"candidates {cert} certified (pool risk < {self.alpha:g}), "
+               f"candidate {self.selected} selected")
+        tail = ("; the selection is final, stop labeling." if self.final
+                else "; label more (a preferred candidate is still undecided).")
+        return head + sel + tail
+
+
 _PROPOSED, _LABEL = "proposed", "label"
 
 
@@ -420,11 +490,26 @@ class ActiveLabelingSession:
     *Sweeter than SUITE*); see :mod:`sklearn_riskcontrol.autoeval._active` for the construction
     and proof.
 
+    **Model selection**: with ``loss_judge`` of shape ``(N, K)`` (the judge's losses of ``K``
+    candidates on the same pool) one label per row gives every candidate's true loss
+    (``loss_labeled`` of shape ``(b, K)``), and the session certifies each candidate's pool
+    risk below ``alpha`` with family-wise error at most ``delta``, as
+    :class:`SelectionSession` does: ``procedure="fst"`` tests the candidates in the order given
+    (each at level ``delta``, a candidate certified only if all before it are),
+    ``"bonferroni"`` each at ``delta / K``; the certified candidate of smallest ``cost`` is
+    selected (:class:`ActiveSelectionStatus`). Validity: each candidate's e-process is valid for
+    its own pool risk at any stopping time whatever the (predictable) choice of rows, so its
+    anytime p-value is valid and the fixed sequence or Bonferroni on these p-values keeps the
+    family-wise error below ``delta`` whenever labeling stops. The next rows serve the
+    candidates still undecided (fixed sequence: the first one; Bonferroni: those that would be
+    preferred to the current selection). ``K = 1`` with a 1-d ``loss_judge`` is the
+    single-model session.
+
     Parameters
     ----------
-    loss_judge : array-like of shape (N,)
+    loss_judge : array-like of shape (N,) or (N, K)
         The judge's losses in [0, 1] on every row of the pool (0/1 verdicts, or the judge's
-        probability that the model errs).
+        probability that the model errs); one column per candidate for a selection.
     alpha : float in (0, 1)
         Tolerated risk.
     delta : float in (0, 1)
@@ -437,10 +522,16 @@ class ActiveLabelingSession:
         ``"uniform"``: one stratum, the rows in plain random order (the judge is not used).
     strata : array-like of shape (N,), default=None
         User strata (any labels, one per row; sizes are counted from it). ``None``: strata
-        from the judge, its verdict for 0/1 judges, else ``n_strata`` quantile bins of its loss;
+        from the judge (in a selection: from the candidates' mean judge loss), its verdict for
+        0/1 judges, else ``n_strata`` quantile bins of its loss;
         a judge stratum with less than 3% of the pool is merged into its neighbour (a tiny
         stratum could hide much of the risk, and ruling that out costs labels; with no
         stratum left to merge into, the session samples uniformly).
+    procedure : {"fst", "bonferroni"}, default="fst"
+        Selection only: fixed-sequence testing in the order given, or Bonferroni.
+    cost : array-like of shape (K,), default=None
+        Selection only: the certified candidate of smallest cost is selected (ties to the
+        lowest index); ``None``: the last certified candidate in the order given.
     n_strata : int, default=3
         Number of judge bins for probability judges.
     floor : float in (0, 1], default=0.5
@@ -461,8 +552,13 @@ class ActiveLabelingSession:
 
     Attributes
     ----------
-    status_ : ActiveLabelingStatus
-        Verdict after the labels so far (also returned by :meth:`add`).
+    status_ : ActiveLabelingStatus or ActiveSelectionStatus
+        Verdict after the labels so far (also returned by :meth:`add`);
+        :class:`ActiveSelectionStatus` in a selection.
+    n_candidates : int
+        ``K`` (1 for a 1-d ``loss_judge``).
+    delta_test_ : float
+        Each candidate's test level: ``delta``, or ``delta / K`` for Bonferroni.
     strata_ : ndarray of shape (N,)
         Stratum (0..K-1) of each pool row.
     stratum_sizes_ : ndarray of shape (K,)
@@ -472,8 +568,8 @@ class ActiveLabelingSession:
     probabilities_ : ndarray
         For each proposed row, the share of labels its stratum was allocated when it was
         proposed.
-    log_eprocess_ : ndarray
-        ``log E_t`` after each label used.
+    log_eprocess_ : ndarray of shape (n_labels,), or (n_labels, K) in a selection
+        ``log E_t`` after each label used (per candidate).
 
     Examples
     --------
@@ -491,6 +587,22 @@ class ActiveLabelingSession:
     ...     status = session.add(rows, truth[rows])  # ...and give their losses
     >>> status.decision, status.n_labels <= 300
     ('certified', True)
+
+    Model selection among three candidates (bigger to smaller), the same pool:
+
+    >>> P = np.stack([p_err / 2, p_err, np.minimum(1, 3 * p_err)], axis=1)
+    >>> H = (rng.random(N)[:, None] < P).astype(float)    # one label: every candidate's loss
+    >>> select = ActiveLabelingSession(P, alpha=0.15, delta=0.1, max_labels=400,
+    ...                                random_state=0)
+    >>> while not select.status_.done:                   # done: the selection is final
+    ...     rows = select.propose(20)
+    ...     status = select.add(rows, H[rows])
+    >>> H.mean(axis=0).round(3).tolist(), status.certified.tolist(), status.selected
+    ([0.048, 0.104, 0.274], [True, True, False], 1)
+    >>> # labels at which each candidate was certified; candidate 2 (risk above alpha) is
+    >>> # ruled out only once the labels left cannot certify it, near the end of the budget
+    >>> [c.stopping_index for c in status.candidates], status.n_labels
+    ([42, 131, None], 400)
     """
 
     def __init__(
@@ -502,6 +614,8 @@ class ActiveLabelingSession:
         max_labels: int,
         sampling: str = "active",
         strata: ArrayLike | None = None,
+        procedure: str = "fst",
+        cost: ArrayLike | None = None,
         n_strata: int = 3,
         floor: float = 0.5,
         grid_size: int = 200,
@@ -509,10 +623,37 @@ class ActiveLabelingSession:
         store: str | os.PathLike[str] | EvaluationStore | None = None,
         random_state: Any = None,
     ) -> None:
-        g = check_risks(loss_judge, "loss_judge")
+        raw = np.asarray(loss_judge)
+        self._multi = raw.ndim == 2
+        if self._multi:  # model selection: one judge column per candidate
+            G = check_risks(raw.ravel(), "loss_judge").reshape(raw.shape)
+            if 0 in G.shape:
+                raise ValueError(f"`loss_judge` of shape {G.shape} is empty: give the judge's "
+                                 "loss of every candidate (columns) on every pool row (rows).")
+            g = G.mean(axis=1)  # judge strata: the candidates' mean judge loss
+        else:
+            if raw.ndim > 2:
+                raise ValueError("`loss_judge` must have shape (N,) (one model) or (N, K) (K "
+                                 f"candidates); got shape {raw.shape}.")
+            g = check_risks(loss_judge, "loss_judge")
+            G = g[:, None]
         N = g.size
         if N == 0:
             raise ValueError("`loss_judge` is empty: give the judge's loss on every pool row.")
+        C = G.shape[1]
+        if procedure not in ("fst", "bonferroni"):
+            raise ValueError(f"`procedure` must be 'fst' or 'bonferroni'; got {procedure!r}.")
+        if not self._multi and (procedure != "fst" or cost is not None):
+            raise ValueError("`procedure` and `cost` select among candidates: give one judge "
+                             "column per candidate, loss_judge of shape (N, K).")
+        self.procedure = procedure
+        self.n_candidates = C
+        if cost is None:
+            self._cost = -np.arange(C, dtype=float)
+        else:
+            self._cost = np.asarray(cost, dtype=float).ravel()
+            if self._cost.size != C or not np.all(np.isfinite(self._cost)):
+                raise ValueError(f"`cost` must hold {C} finite numbers (one per candidate).")
         self.alpha = check_level(alpha, "alpha")
         self.delta = check_level(delta, "delta")
         self.max_labels = check_number(max_labels, "max_labels", integer=True, minimum=1)
@@ -541,29 +682,37 @@ class ActiveLabelingSession:
         K = self.stratum_sizes_.size
         if grid_size < K:
             raise ValueError(f"`grid_size`={grid_size} must be at least the number of strata {K}.")
-        # the judge's variance prior per stratum (a calibrated judge's loss is P(error))
-        gbar = np.bincount(ids, weights=g) / self.stratum_sizes_
+        # the judge's variance prior per candidate and stratum (a calibrated judge's loss is
+        # P(error))
+        gbar = np.array([np.bincount(ids, weights=G[:, c]) for c in range(C)])
+        gbar /= self.stratum_sizes_
         self._prior_mean = gbar
         self._prior_var = gbar * (1 - gbar)
-        self._proc = _StratifiedEProcess(self.stratum_sizes_, self.alpha, grid_size,
-                                         self.max_bet)
+        self.delta_test_ = (self.delta if procedure == "fst" or not self._multi
+                            else self.delta / C)
+        self._procs = [_StratifiedEProcess(self.stratum_sizes_, self.alpha, grid_size,
+                                           self.max_bet) for _ in range(C)]
+        self._proc = self._procs[0]
         self._g = g
         self._seed = random_state if isinstance(random_state, (int, np.integer)) else None
         self._rng = (random_state if isinstance(random_state, np.random.Generator)
                      else np.random.default_rng(random_state))
         self._queue = []       # proposed rows, in order
         self._probs = []       # their stratum's allocated share
-        self._labels = {}      # row -> loss
+        self._labels = {}      # row -> its losses, shape (C,)
         self._used = 0         # labels fed to the e-process (a prefix of the queue)
         self._in_queue = np.zeros(N, dtype=bool)
-        self._log_path = np.empty(0)
-        self._share = None
+        self._log_paths = [np.empty(0) for _ in range(C)]
+        self._shares = [None] * C
         self._store = as_store(store)
         if self._store is not None:
             config = {"kind": "ActiveLabelingSession", "format": 1, "alpha": self.alpha,
                       "delta": self.delta, "max_labels": self.max_labels,
                       "sampling": sampling, "floor": self.floor, "grid_size": grid_size,
                       "max_bet": self.max_bet, "pool": _digest(g, ids), "N": int(N)}
+            if self._multi:
+                config.update(candidates=C, procedure=procedure, cost=self._cost.tolist(),
+                              pool=_digest(G, ids))
             self._store.open(config)
             self._load()
 
@@ -573,13 +722,23 @@ class ActiveLabelingSession:
         for rec in self._store.records():
             if rec.model == _PROPOSED:
                 proposed.append((int(rec.example), rec.score))
-            elif rec.model == _LABEL:
-                labels[int(rec.example)] = rec.score
+            elif rec.model in self._label_keys:
+                c = self._label_keys.index(rec.model)
+                labels.setdefault(int(rec.example), [math.nan] * self.n_candidates)[c] = rec.score
         if proposed:
             rows = np.array([r for r, _ in proposed])
             self._enqueue(rows, [p for _, p in proposed], save=False)
+        # a row is labeled once every candidate's loss is in (a crash may split a write)
+        labels = {r: v for r, v in labels.items() if not np.isnan(v).any()}
         if labels:
             self._record(np.array(list(labels)), np.array(list(labels.values())), save=False)
+
+    @property
+    def _label_keys(self):
+        """The store's record names of the labels, one per candidate."""
+        if not self._multi:
+            return [_LABEL]
+        return [f"{_LABEL}:{c}" for c in range(self.n_candidates)]
 
     def _enqueue(self, rows, probs, save=True):
         if save and self._store is not None:
@@ -591,11 +750,13 @@ class ActiveLabelingSession:
         self._in_queue[rows] = True
 
     def _record(self, rows, losses, save=True):
+        """Record labels ``losses`` of shape (b, C) of ``rows``; feed the e-processes."""
         if save and self._store is not None:
             now = time.time()
-            self._store.put_many([EvaluationRecord(_LABEL, str(int(r)), float(v), None, now)
-                                  for r, v in zip(rows, losses)])
-        self._labels.update(zip((int(r) for r in rows), (float(v) for v in losses)))
+            self._store.put_many([EvaluationRecord(key, str(int(r)), float(v), None, now)
+                                  for r, vs in zip(rows, losses)
+                                  for key, v in zip(self._label_keys, vs)])
+        self._labels.update(zip((int(r) for r in rows), np.array(losses, dtype=float)))
         start = self._used
         end = start
         while end < len(self._queue) and self._queue[end] in self._labels:
@@ -603,35 +764,57 @@ class ActiveLabelingSession:
         end = min(end, self.max_labels)
         if end > start:
             new = np.array(self._queue[start:end])
-            h = np.array([self._labels[r] for r in new])
-            path = self._proc.extend(h, self.strata_[new])
-            self._log_path = np.concatenate([self._log_path, path])
+            H = np.array([self._labels[r] for r in new])
+            for c, proc in enumerate(self._procs):  # loop over candidates
+                path = proc.extend(H[:, c], self.strata_[new])
+                self._log_paths[c] = np.concatenate([self._log_paths[c], path])
             self._used = end
 
     def _allocation(self):
-        """Share of the labels allocated to each stratum (from the judge and the labels used
-        so far): ``floor`` of the proportional allocation; the rest maximises the smallest
-        expected log-growth over the null allocations the e-process has not yet ruled out."""
+        """Share of the labels allocated to each stratum: that of :meth:`_allocation_for`
+        for one model; in a selection, the mean of the shares of the candidates the selection
+        still waits for (:meth:`_serving`)."""
+        if not self._multi:
+            return self._allocation_for(0)
+        return np.mean([self._allocation_for(c) for c in self._serving()], axis=0)
+
+    def _serving(self):
+        """Candidates the next labels serve: fixed sequence, the first one neither certified
+        nor impossible; Bonferroni, the open ones that would be preferred to the selection;
+        once the selection is final, the open ones (else all)."""
+        certified, impossible, _, better, decides = self._selection()
+        if decides is not None:
+            return [decides]
+        if better:
+            return better
+        open_ = np.flatnonzero(~certified & ~impossible).tolist()
+        return open_ or list(range(self.n_candidates))
+
+    def _allocation_for(self, c):
+        """Share of the labels allocated to each stratum for candidate ``c`` (from its judge
+        and the labels used so far): ``floor`` of the proportional allocation; the rest
+        maximises the smallest expected log-growth over the null allocations its e-process
+        has not yet ruled out."""
         w = self.stratum_sizes_ / self.stratum_sizes_.sum()
         if w.size == 1:
             return w
         rates = []
-        for k, s in enumerate(self._proc.strata):  # loop over strata
+        for k, s in enumerate(self._procs[c].strata):  # loop over strata
             if s.c >= s.N:  # exhausted: its mean is known, no label can add evidence
                 r = np.zeros(s.x.size)
             else:
                 m = (s.N * s.x - s.S) / (s.N - s.c)
                 # the stratum's mean and variance: its labels, the judge as a prior worth 2
-                mean = (2 * self._prior_mean[k] + s.S) / (2 + s.c)
-                var = (2 * self._prior_var[k] + s.Q + 0.25) / (s.c + 3)
+                mean = (2 * self._prior_mean[c, k] + s.S) / (2 + s.c)
+                var = (2 * self._prior_var[c, k] + s.Q + 0.25) / (s.c + 3)
                 r = _growth_rate(m, mean, var, self.max_bet)
             rates.append(np.where(np.isfinite(s.log_w), r, np.inf))
         # warm start from the previous shares (floored so that no stratum is locked out)
-        start = None if self._share is None else 0.9 * self._share + 0.1 / w.size
+        start = None if self._shares[c] is None else 0.9 * self._shares[c] + 0.1 / w.size
         horizon = max(20.0, float(self._used))  # plan for as many labels again
-        offsets = [s.log_w for s in self._proc.strata]
-        share = self._share = _maxmin_shares(rates, self._proc.target, start,
-                                             offsets=offsets, horizon=horizon)
+        offsets = [s.log_w for s in self._procs[c].strata]
+        share = self._shares[c] = _maxmin_shares(rates, self._procs[c].target, start,
+                                                 offsets=offsets, horizon=horizon)
         return (1 - self.floor) * share + self.floor * w
 
     # ------------------------------------------------------------------ public API
@@ -708,7 +891,8 @@ class ActiveLabelingSession:
             total += 1
         return np.array(rows, dtype=np.int64), probs
 
-    def add(self, indices: ArrayLike, loss_labeled: ArrayLike) -> ActiveLabelingStatus:
+    def add(self, indices: ArrayLike,
+            loss_labeled: ArrayLike) -> ActiveLabelingStatus | ActiveSelectionStatus:
         """Record the losses of proposed rows and return the verdict.
 
         Parameters
@@ -716,20 +900,31 @@ class ActiveLabelingSession:
         indices : array-like of shape (b,) of int
             Pool rows, each proposed by :meth:`propose`. A row already labeled with the same
             loss (a batch re-sent after a crash) is skipped; with another loss it is an error.
-        loss_labeled : array-like of shape (b,)
-            Their true losses, in [0, 1].
+        loss_labeled : array-like of shape (b,), or (b, K) in a selection
+            Their true losses, in [0, 1] (in a selection, row ``j`` holds every candidate's
+            loss on row ``indices[j]``).
 
         Returns
         -------
-        ActiveLabelingStatus
+        ActiveLabelingStatus, or ActiveSelectionStatus in a selection
             Labels are used in the order the rows were proposed: a label waits while an
             earlier proposed row is unlabeled.
         """
         idx = check_indices(indices, "indices", self.strata_.size)
-        h = check_risks(loss_labeled, "loss_labeled")
-        if h.size != idx.size:
-            raise ValueError(f"`loss_labeled` has {h.size} entries but `indices` has "
-                             f"{idx.size}: give one loss per row.")
+        if self._multi:
+            raw = np.asarray(loss_labeled, dtype=float)
+            if raw.ndim != 2 or raw.shape != (idx.size, self.n_candidates):
+                raise ValueError(
+                    f"`loss_labeled` has shape {raw.shape}; a selection among "
+                    f"{self.n_candidates} candidates needs shape ({idx.size}, "
+                    f"{self.n_candidates}): one row per index, one loss per candidate.")
+            H = check_risks(raw.ravel(), "loss_labeled").reshape(raw.shape)
+        else:
+            h = check_risks(loss_labeled, "loss_labeled")
+            if h.size != idx.size:
+                raise ValueError(f"`loss_labeled` has {h.size} entries but `indices` has "
+                                 f"{idx.size}: give one loss per row.")
+            H = h[:, None]
         if np.unique(idx).size != idx.size:
             raise ValueError("`indices` contains a row more than once; give each row once.")
         if not self._in_queue[idx].all():
@@ -741,30 +936,49 @@ class ActiveLabelingSession:
             old = self._labels.get(r)
             if old is None:
                 new.append(j)
-            elif abs(old - h[j]) > 1e-12:
-                raise ValueError(f"Row {r} is already labeled with loss {old:g} (given "
-                                 f"{h[j]:g}); a session never changes a recorded label.")
+            elif np.abs(old - H[j]).max() > 1e-12:
+                shown = (lambda v: f"{v[0]:g}") if not self._multi else np.ndarray.tolist
+                raise ValueError(f"Row {r} is already labeled with loss {shown(old)} (given "
+                                 f"{shown(H[j])}); a session never changes a recorded label.")
         if new:
-            self._record(idx[new], h[new])
+            self._record(idx[new], H[new])
         return self.status_
 
-    @property
-    def status_(self) -> ActiveLabelingStatus:
-        """:class:`ActiveLabelingStatus` after the labels used so far."""
-        path = self._log_path
-        log_thr = math.log(1 / self.delta)
+    def _status(self, c):
+        """:class:`ActiveLabelingStatus` of candidate ``c`` at its test level."""
+        path = self._log_paths[c]
+        log_thr = math.log(1 / self.delta_test_)
         hits = np.flatnonzero(path >= log_thr)
         best = float(max(path.max(), 0.0)) if path.size else 0.0
         certified = hits.size > 0
         r = min(self.max_labels, self.strata_.size) - self._used
-        bound = max(best, self._proc.bound(r))
+        bound = max(best, self._procs[c].bound(r))
         return ActiveLabelingStatus(
             n_labels=self._used, certified=certified,
             impossible=(not certified) and bound < log_thr,
             stopping_index=int(hits[0]) if certified else None,
             pvalue=float(min(1.0, math.exp(-best))), log_evalue=best, log_evalue_bound=bound,
-            labels_per_stratum=tuple(int(s.c) for s in self._proc.strata),
-            max_labels=self.max_labels, alpha=self.alpha, delta=self.delta)
+            labels_per_stratum=tuple(int(s.c) for s in self._procs[c].strata),
+            max_labels=self.max_labels, alpha=self.alpha, delta=self.delta_test_)
+
+    def _selection(self):
+        return _select([self._status(c) for c in range(self.n_candidates)], self.procedure,
+                       self.delta, self._cost)
+
+    @property
+    def status_(self) -> ActiveLabelingStatus | ActiveSelectionStatus:
+        """:class:`ActiveLabelingStatus` after the labels used so far; in a selection
+        (``loss_judge`` of shape (N, K)), :class:`ActiveSelectionStatus`."""
+        if not self._multi:
+            return self._status(0)
+        st = tuple(self._status(c) for c in range(self.n_candidates))
+        certified, impossible, selected, better, _ = _select(st, self.procedure, self.delta,
+                                                             self._cost)
+        return ActiveSelectionStatus(
+            n_labels=self._used, certified=certified, impossible=impossible,
+            selected=selected, final=not better, labels_needed=None, candidates=st,
+            procedure=self.procedure, delta=self.delta, test_level=self.delta_test_,
+            max_labels=self.max_labels, alpha=self.alpha)
 
     @property
     def proposed_(self) -> np.ndarray:
@@ -776,7 +990,9 @@ class ActiveLabelingSession:
 
     @property
     def log_eprocess_(self) -> FloatArray:
-        return self._log_path.copy()
+        if self._multi:
+            return np.stack(self._log_paths, axis=1)
+        return self._log_paths[0].copy()
 
     @property
     def n_labels(self) -> int:
@@ -784,6 +1000,12 @@ class ActiveLabelingSession:
         return self._used
 
     def __repr__(self):
+        if self._multi:
+            st = self.status_
+            return (f"ActiveLabelingSession(sampling={self.sampling!r}, alpha={self.alpha:g}, "
+                    f"delta={self.delta:g}, n_candidates={self.n_candidates}, "
+                    f"procedure={self.procedure!r}, n_labels={self.n_labels}, "
+                    f"max_labels={self.max_labels}, selected={st.selected}, final={st.final})")
         return (f"ActiveLabelingSession(sampling={self.sampling!r}, alpha={self.alpha:g}, "
                 f"delta={self.delta:g}, n_labels={self.n_labels}, "
                 f"max_labels={self.max_labels}, decision={self.status_.decision!r})")

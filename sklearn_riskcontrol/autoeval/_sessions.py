@@ -289,7 +289,7 @@ class SelectionStatus(ResultMixin):
 
     def __repr__(self):
         return (
-            f"SelectionStatus(selected={self.selected}, final={self.final}, "
+            f"{type(self).__name__}(selected={self.selected}, final={self.final}, "
             f"n_labels={self.n_labels}, certified={np.flatnonzero(self.certified).tolist()}, "
             f"impossible={np.flatnonzero(self.impossible).tolist()}, "
             f"labels_needed={self.labels_needed})"
@@ -1004,6 +1004,33 @@ class LabelingSession(_Session):
         return self._tracks[0].result()
 
 
+def _select(st, procedure, delta, cost):
+    """The selection from per-candidate statuses (``certified``, ``impossible``, ``pvalue``
+    each at the test level): ``(certified, impossible, selected, better, decides)``, where
+    ``better`` lists the candidates still open that would be preferred to ``selected`` (the
+    selection is final when it is empty) and ``decides`` is, for the fixed sequence, the
+    first open candidate (``None`` for Bonferroni or when none is open)."""
+    K = len(st)
+    cert_k = np.array([s.certified for s in st])
+    imp_k = np.array([s.impossible for s in st])
+    pvals = np.array([s.pvalue for s in st])
+    if procedure == "fst":
+        certified = fixed_sequence(pvals, delta) & cert_k
+        first_imp = int(np.argmax(imp_k)) if imp_k.any() else K
+        impossible = np.arange(K) >= first_imp
+        open_ = ~certified & ~impossible
+        decides = int(np.argmax(open_)) if open_.any() else None
+    else:
+        certified = bonferroni(pvals, delta) & cert_k
+        impossible = imp_k & ~certified
+        open_ = ~certified & ~impossible
+        decides = None
+    key = [(c, k) for k, c in enumerate(cost)]
+    selected = min((key[k] for k in np.flatnonzero(certified)), default=None)
+    better = [int(k) for k in np.flatnonzero(open_) if selected is None or key[k] < selected]
+    return certified, impossible, None if selected is None else selected[1], better, decides
+
+
 class SelectionSession(_Session):
     """Label in rounds for risk-controlled model selection; stop once it cannot change.
 
@@ -1197,24 +1224,8 @@ class SelectionSession(_Session):
     def status_(self) -> SelectionStatus:
         """:class:`SelectionStatus` after the labels so far."""
         st = tuple(t.status() for t in self._tracks)
-        K = self.n_candidates
-        cert_k = np.array([s.certified for s in st])
-        imp_k = np.array([s.impossible for s in st])
-        if self.procedure == "fst":
-            pvals = np.array([s.pvalue for s in st])
-            certified = fixed_sequence(pvals, self.delta) & cert_k
-            first_imp = int(np.argmax(imp_k)) if imp_k.any() else K
-            impossible = np.arange(K) >= first_imp
-            open_ = ~certified & ~impossible
-            decides = int(np.argmax(open_)) if open_.any() else None
-        else:
-            certified = bonferroni(np.array([s.pvalue for s in st]), self.delta) & cert_k
-            impossible = imp_k & ~certified
-            open_ = ~certified & ~impossible
-            decides = None
-        key = [(c, k) for k, c in enumerate(self._cost)]
-        selected = min((key[k] for k in np.flatnonzero(certified)), default=None)
-        better = [k for k in np.flatnonzero(open_) if selected is None or key[k] < selected]
+        certified, impossible, selected, better, decides = _select(
+            st, self.procedure, self.delta, self._cost)
         final = not better
         needed = None
         if not final:
@@ -1225,8 +1236,8 @@ class SelectionSession(_Session):
                 needed = tuple(map(min, zip(*ranges))) if ranges else None
         return SelectionStatus(
             n_labels=self.n_labels, certified=certified, impossible=impossible,
-            selected=None if selected is None else selected[1], final=final,
-            labels_needed=needed, candidates=st, procedure=self.procedure, delta=self.delta,
+            selected=selected, final=final, labels_needed=needed, candidates=st,
+            procedure=self.procedure, delta=self.delta,
             test_level=self.test_level,
         )
 

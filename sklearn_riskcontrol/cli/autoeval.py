@@ -56,6 +56,9 @@ label
     (optional): the losses of rows proposed earlier (``--row-column``, the 1-based data row of
     the pool, and ``--loss-column``). Prints the status on standard error and, unless done, the
     next ``--k`` rows to label as CSV (``row``, plus ``--id-column`` when the pool has it).
+    Model selection: several judge columns (``--judge-column a,b``, one per candidate, in the
+    order of the fixed sequence) and as many loss columns in ``--labels``
+    (``--loss-column loss_a,loss_b``); ``--procedure`` and ``--cost`` as in ``select``.
 
 Every table is read (and every bad cell reported) by :mod:`sklearn_riskcontrol.cli._io`.
 """
@@ -201,7 +204,8 @@ def _add_label_parser(sub):
     a.add_argument("--pool", required=True,
                    help="CSV, one row per pool item, with the judge's loss in [0, 1]")
     a.add_argument("--judge-column", default="judge_loss",
-                   help="the judge's loss in --pool (default: judge_loss)")
+                   help="the judge's loss in --pool (default: judge_loss); comma-separated "
+                        "columns, one per candidate, select among candidates")
     a.add_argument("--store", required=True,
                    help="SQLite file holding the session (created on the first call)")
     a.add_argument("--labels", default=None,
@@ -209,7 +213,8 @@ def _add_label_parser(sub):
     a.add_argument("--row-column", default="row",
                    help="in --labels: the 1-based data row of --pool (default: row)")
     a.add_argument("--loss-column", default="loss",
-                   help="in --labels: the loss with the true label (default: loss)")
+                   help="in --labels: the loss with the true label (default: loss); in a "
+                        "selection, one comma-separated column per candidate")
     a.add_argument("--id-column", default=None,
                    help="a column of --pool copied into the proposals (e.g. the question id)")
     a.add_argument("--k", type=int, default=10, help="rows to propose (default: 10)")
@@ -222,6 +227,12 @@ def _add_label_parser(sub):
                    help="failure probability in (0, 1) (default: 0.1)")
     a.add_argument("--output", default="-",
                    help="CSV of the proposed rows (default: standard output)")
+    a.add_argument("--procedure", choices=["fst", "bonferroni"], default="fst",
+                   help="selection: fixed sequence in the --judge-column order (default) or "
+                        "Bonferroni")
+    a.add_argument("--cost", default=None,
+                   help="selection: comma-separated cost per candidate, the cheapest certified "
+                        "is selected (default: the last certified)")
 
 
 def _loss_table_options(p, noun):
@@ -691,15 +702,7 @@ def _run_select(args, rng):
             "select takes one judge: pass one --judge-column / --judge-labeled (several judges "
             "are supported by certify and compare)."
         )
-    cost = None
-    if args.cost is not None:
-        try:
-            cost = [float(c) for c in args.cost.split(",")]
-        except ValueError:
-            msg = f"--cost must be comma-separated numbers; got {args.cost!r}."
-            raise ValueError(msg) from None
-        if len(cost) != len(names):
-            raise ValueError(f"--cost has {len(cost)} values for {len(names)} candidate columns.")
+    cost = _parse_cost(args.cost, names)
     method = args.method if U is not None else _no_unlabeled(args)
     sel = rautoeval_select(H, G, U, alpha=args.alpha, delta=args.delta,
                            procedure=args.procedure, cost=cost, method=method,
@@ -880,17 +883,43 @@ def _run_monitor(args):
         intervals=[dict(e["interval"], name=e["name"] or "risk") for e in entries])
 
 
+def _parse_cost(text, names):
+    """``--cost``: comma-separated numbers, one per candidate (``None`` when not given)."""
+    if text is None:
+        return None
+    try:
+        cost = [float(c) for c in text.split(",")]
+    except ValueError:
+        raise ValueError(f"--cost must be comma-separated numbers; got {text!r}.") from None
+    if len(cost) != len(names):
+        raise ValueError(f"--cost has {len(cost)} values for {len(names)} candidate columns.")
+    return cost
+
+
 def _run_label(args):
     import pandas as pd
 
     from ..autoeval import ActiveLabelingSession
 
     pool = read_table(args.pool, rows="pool row")
-    g = losses(pool, args.judge_column)
+    names = [c.strip() for c in args.judge_column.split(",")]
+    select = len(names) > 1
+    loss_cols = [c.strip() for c in args.loss_column.split(",")]
+    if len(loss_cols) != len(names):
+        raise ValueError(
+            f"--loss-column names {len(loss_cols)} column(s) for {len(names)} judge column(s): "
+            "give one loss column of --labels per candidate, in the order of --judge-column "
+            "(e.g. --judge-column judge_a,judge_b --loss-column loss_a,loss_b).")
+    if not select and (args.cost is not None or args.procedure != "fst"):
+        raise ValueError("--procedure and --cost select among candidates: give one judge "
+                         "column per candidate (--judge-column a,b).")
+    g = (np.stack([losses(pool, c) for c in names], axis=1) if select
+         else losses(pool, names[0]))
     ids = None if args.id_column is None else pool.text(args.id_column)
+    extra = dict(procedure=args.procedure, cost=_parse_cost(args.cost, names)) if select else {}
     with ActiveLabelingSession(g, alpha=args.alpha, delta=args.delta,
                                max_labels=args.max_labels, sampling=args.sampling,
-                               store=args.store, random_state=args.seed) as session:
+                               store=args.store, random_state=args.seed, **extra) as session:
         if args.labels is not None:
             lab = read_table(args.labels)
             rows = lab.numbers(args.row_column, what="pool rows (1-based data rows)", low=1,
@@ -898,14 +927,17 @@ def _run_label(args):
             if not np.array_equal(rows, np.round(rows)):
                 raise ValueError(f"{args.labels}, column {args.row_column!r}: pool rows must "
                                  "be whole numbers (1-based data rows of --pool).")
-            h = lab.numbers(args.loss_column, what="losses", low=0, high=1)
-            session.add(rows.astype(np.int64) - 1, h)
+            h = [lab.numbers(c, what="losses", low=0, high=1) for c in loss_cols]
+            session.add(rows.astype(np.int64) - 1, np.stack(h, axis=1) if select else h[0])
         status = session.status_
         lines = [str(status)]
-        if status.done or status.remaining_budget == 0:
+        left = args.max_labels - status.n_labels
+        if select and status.selected is not None:
+            lines.append(f"selected {names[status.selected]!r}")
+        if status.done or left == 0:
             proposed = np.empty(0, dtype=np.int64)
         else:
-            proposed = session.propose(min(args.k, status.remaining_budget))
+            proposed = session.propose(min(args.k, left))
             lines.append(f"label the {proposed.size} proposed rows (written to "
                          f"{'standard output' if args.output == '-' else args.output}), then "
                          "run this command again with their losses in --labels")
@@ -913,18 +945,33 @@ def _run_label(args):
     if ids is not None:
         frame[args.id_column] = ids[proposed]
     write_csv(frame, args.output)
-    guarantee = (
-        "the risk certified is the mean loss over the rows of --pool; if it is at least alpha, "
-        f"the session is ever certified with probability at most {args.delta:g} (label only "
-        "proposed rows; any stopping time)")
+    if select:
+        guarantee = (
+            "the risk certified is each candidate's mean loss over the rows of --pool; with "
+            f"probability at least 1 - {args.delta:g} no candidate whose risk is at least alpha "
+            f"is ever certified (family-wise, {args.procedure}; label only proposed rows; any "
+            "stopping time)")
+        rule = "passes when a candidate is selected (pool risk certified below alpha)"
+        entries = [{"name": name, "certified": bool(status.certified[c]),
+                    "impossible": bool(status.impossible[c]),
+                    "selected": status.selected == c, "pvalue": st.pvalue,
+                    "n_labels": int(status.n_labels), "n_proposed": int(proposed.size)}
+                   for c, (name, st) in enumerate(zip(names, status.candidates))]
+        passed = status.selected is not None
+    else:
+        guarantee = (
+            "the risk certified is the mean loss over the rows of --pool; if it is at least "
+            f"alpha, the session is ever certified with probability at most {args.delta:g} "
+            "(label only proposed rows; any stopping time)")
+        rule = "passes when the risk over the pool is certified below alpha"
+        entries = [{"name": "pool", "decision": status.decision,
+                    "certified": bool(status.certified), "pvalue": status.pvalue,
+                    "n_labels": int(status.n_labels), "n_proposed": int(proposed.size)}]
+        passed = status.certified
     lines = say(lines + [f"guarantee: {guarantee}"])
-    entry = {"name": "pool", "decision": status.decision, "certified": bool(status.certified),
-             "pvalue": status.pvalue, "n_labels": int(status.n_labels),
-             "n_proposed": int(proposed.size)}
     return document(
-        "autoeval label", decision=lines[0], passed=status.certified,
-        rule="passes when the risk over the pool is certified below alpha",
-        guarantee=guarantee, alpha=args.alpha, delta=args.delta, rows=[entry], messages=lines,
+        "autoeval label", decision=lines[0], passed=passed, rule=rule,
+        guarantee=guarantee, alpha=args.alpha, delta=args.delta, rows=entries, messages=lines,
         labels_used=int(status.n_labels),
         facts={"proposed_rows": (proposed + 1).tolist(), "pool_rows": int(pool.n_rows)})
 

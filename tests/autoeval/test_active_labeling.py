@@ -222,12 +222,16 @@ def test_active_allocation_keeps_a_floor_and_records_its_shares():
 
 
 # ---------------------------------------------------------------------------- store
-def test_resumes_from_the_store_after_a_crash(tmp_path):
+@pytest.mark.parametrize("selection", [False, True])
+def test_resumes_from_the_store_after_a_crash(tmp_path, selection):
     rng = np.random.default_rng(0)
     g = rng.random(200)
     h = (rng.random(200) < g / 2).astype(float)
     path = tmp_path / "active.db"
     kw = dict(alpha=0.3, delta=0.1, max_labels=150, random_state=4)
+    if selection:  # three candidates, Bonferroni: a label gives the three losses of its row
+        g, h = np.c_[g / 2, g, g], np.c_[h * (rng.random(200) < 0.5), h, 1 - h]
+        kw["procedure"] = "bonferroni"
     s = ActiveLabelingSession(g, store=path, **kw)
     rows = s.propose(30)
     s.add(rows[:20], h[rows[:20]])
@@ -247,6 +251,9 @@ def test_resumes_from_the_store_after_a_crash(tmp_path):
     np.testing.assert_allclose(ref.log_eprocess_, s.log_eprocess_, rtol=0, atol=1e-12)
     with pytest.raises(ValueError, match="alpha"):
         ActiveLabelingSession(g, store=SQLiteStore(path), **{**kw, "alpha": 0.2})
+    if selection:
+        with pytest.raises(ValueError, match="procedure"):
+            ActiveLabelingSession(g, store=SQLiteStore(path), **{**kw, "procedure": "fst"})
 
 
 # ---------------------------------------------------------------------------- errors

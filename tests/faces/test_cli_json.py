@@ -58,6 +58,7 @@ def files(tmp_path_factory):
     pd.DataFrame({"loss": np.ones(100)}).to_csv(d / "alarm.csv", index=False)
     # label: a pool of judge losses (nothing labeled yet: not certified)
     pd.DataFrame({"judge": np.zeros(100)}).to_csv(d / "pool.csv", index=False)
+    pd.DataFrame({"a": np.zeros(100), "b": np.ones(100)}).to_csv(d / "pool2.csv", index=False)
     # bandits: one clearly best model, and two equal ones
     pd.DataFrame([[HOSTILE[1]] + [1.0] * 60, ["b"] + [0.0] * 60]).to_csv(
         d / "scores.csv", index=False, header=False)
@@ -89,6 +90,9 @@ def commands(f):
         (["autoeval", "monitor", "--alpha", "0.3", "--stream", f["alarm.csv"]], 1),
         (["autoeval", "label", "--alpha", "0.3", "--pool", f["pool.csv"], "--judge-column",
           "judge", "--max-labels", "50", "--store", f["pool.csv"][:-4] + ".db"], 1),
+        (["autoeval", "label", "--alpha", "0.3", "--pool", f["pool2.csv"], "--judge-column",
+          "a,b", "--loss-column", "la,lb", "--max-labels", "50", "--store",
+          f["pool2.csv"][:-4] + ".db"], 1),
         (band + ["--scores", f["scores.csv"]], 0),
         (band + ["--scores", f["tie.csv"]], 1),
         (["demo", "--quick"], 0),
@@ -191,8 +195,12 @@ def _results():
     active = ae.ActiveLabelingSession(np.zeros(60), alpha=0.3, delta=0.1, max_labels=20,
                                       random_state=0)
     rows = active.propose(10)
+    active_sel = ae.ActiveLabelingSession(np.c_[np.zeros(60), np.ones(60)], alpha=0.3,
+                                          delta=0.1, max_labels=20, random_state=0)
+    sel_rows = active_sel.propose(10)
     return [
         active.add(rows, h[rows]),
+        active_sel.add(sel_rows, np.c_[h[sel_rows], 1 - h[sel_rows]]),
         test,
         ae.rautoeval_confidence_interval(h, delta=0.1, method="eval"),
         ae.rautoeval_select(H, alpha=0.3, delta=0.1, method="eval"),

@@ -64,3 +64,44 @@ def test_label_refuses_rows_never_proposed(tmp_path, capsys):
     pd.DataFrame({"row": [other], "loss": [0.0]}).to_csv(labels, index=False)
     assert _call(pool, store, out, labels) == 2
     assert f"Row {other - 1} was never proposed" in capsys.readouterr().err
+
+
+def test_label_selects_among_candidates_like_the_session(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    n = 300
+    g = np.where(rng.random(n) < 2 / 3, 0.0, 1.0)
+    G = np.c_[g * (rng.random(n) < 0.3), g]  # candidate a errs less than b
+    H = np.where(rng.random((n, 1)) < 0.95, G, 1 - G)
+    pool, store, out, labels = (tmp_path / f for f in ("pool.csv", "s.db", "p.csv", "l.csv"))
+    pd.DataFrame({"judge_a": G[:, 0], "judge_b": G[:, 1]}).to_csv(pool, index=False)
+    args = ["autoeval", "label", "--pool", str(pool), "--store", str(store), "--alpha", "0.2",
+            "--max-labels", "150", "--k", "25", "--judge-column", "judge_a,judge_b",
+            "--loss-column", "loss_a,loss_b", "--procedure", "bonferroni", "--cost", "2,1",
+            "--output", str(out)]
+    def ref():  # the session reopened from its own store, as each command does
+        return ActiveLabelingSession(G, alpha=0.2, delta=0.1, max_labels=150, random_state=0,
+                                     procedure="bonferroni", cost=[2, 1],
+                                     store=tmp_path / "ref.db")
+
+    assert main(args) == 0
+    for _ in range(8):
+        prop = pd.read_csv(out)
+        if prop.empty:
+            break
+        rows = prop["row"].to_numpy() - 1
+        with ref() as session:
+            np.testing.assert_array_equal(rows, session.propose(rows.size))
+        with ref() as session:
+            status = session.add(rows, H[rows])
+        pd.DataFrame({"row": rows + 1, "loss_a": H[rows, 0], "loss_b": H[rows, 1]}).to_csv(
+            labels, index=False)
+        assert main(args + ["--labels", str(labels)]) == 0
+    capsys.readouterr()
+    assert main(args + ["--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [r["name"] for r in doc["rows"]] == ["judge_a", "judge_b"]
+    assert [r["certified"] for r in doc["rows"]] == status.certified.tolist()
+    assert doc["gate"]["passed"] == (status.selected is not None)
+    assert status.final and status.certified[0] and not status.certified[1]
+    assert main(args[:-2] + ["--loss-column", "loss_a", "--output", str(out)]) == 2
+    assert "one loss column of --labels per candidate" in capsys.readouterr().err
