@@ -14,7 +14,8 @@ predicted class (the argmax of ``predict_proba``).
 Tuned cases (``held_out=False`` in ``CASES``): the default's weights were chosen on cases 1-7,
 then re-tuned on all of cases 1-12 (8-12 had been added as held-out checks; they are no longer
 held out); the third round (``selective_pac_start.py``) chose the current weights on cases 1-25,
-so of the cases marked held out below only 26-35 are still unseen by the current default:
+and the fourth round picked its candidates on cases 1-35, so of the cases marked held out below
+only 36-45 are unseen by them:
 
 1. ``digits-lr-.02``: digits, standardized logistic regression, alpha .02;
 2. ``digits-lr-.01``: the same model, alpha .01;
@@ -111,6 +112,25 @@ on more imbalanced and confidently-wrong models:
 34. ``friedman-abserr-.25``: the regressor's risk score of case 19, alpha .25;
 35. ``diamonds-abserr-.15``: the risk score of case 16, alpha .15.
 
+Held-out cases 36-45 (fourth round, issue 25): the round's candidates were picked on cases 1-35
+(all seen); these ten, on new data and models, were added before any candidate ran on them:
+
+36. ``moons-knn5-.05``: ``make_moons(n_samples=8000, noise=0.35)``, standardized 5 nearest
+    neighbours (scores in steps of .2: large tie blocks), alpha .05;
+37. ``hastie-hgb-.05``: ``make_hastie_10_2(n_samples=12000)``, the calibrated boosting of case 4,
+    alpha .05;
+38. ``letter-et-.02``: letter, extra trees (200), alpha .02;
+39. ``digits-et-.01``: digits, extra trees (200), alpha .01;
+40. ``circles-svc-.05``: ``make_circles(n_samples=8000, noise=0.15, factor=0.5)``, the RBF SVC
+    of case 14, alpha .05;
+41. ``synth3-lr-.1``: ``make_classification(n_samples=10000, n_features=15, n_informative=6,
+    n_classes=3, class_sep=0.8, flip_y=0.02)``, logistic regression, alpha .1;
+42. ``hastie-ada-.1``: the data of case 37, AdaBoost on stumps (200; probabilities squeezed
+    towards 1/2), alpha .1;
+43. ``breast-knn5-.05``: the small data of case 18, 5 nearest neighbours, alpha .05;
+44. ``moons-mlp-.02``: the data of case 36, the MLP of case 10, alpha .02;
+45. ``synth3-gnb-.05``: the data of case 41, Gaussian naive Bayes, alpha .05.
+
 Methods (per case, same splits):
 
 * ``ours default``: ``concentration_threshold(loss, score, alpha, target="sdr", delta=.1)``,
@@ -160,7 +180,7 @@ class). Skipped, saying so, while ``ConcentrationSDR`` has no ``groups`` paramet
 
 Usage::
 
-    python benchmarks/selective_pac.py                 # all 35 cases, 100 splits
+    python benchmarks/selective_pac.py                 # all 45 cases, 100 splits
     python benchmarks/selective_pac.py --quick         # cases 1-12, 10 splits, smoke test
     python benchmarks/selective_pac.py --cases 1,digits-rf-.02 --splits 200
     python benchmarks/selective_pac.py --cases 18,19,20,21,22 --no-groups  # held out only
@@ -177,10 +197,15 @@ from sklearn.compose import make_column_transformer
 from sklearn.datasets import (
     load_breast_cancer,
     load_digits,
+    make_circles,
     make_classification,
     make_friedman1,
+    make_hastie_10_2,
+    make_moons,
 )
 from sklearn.ensemble import (
+    AdaBoostClassifier,
+    ExtraTreesClassifier,
     HistGradientBoostingClassifier,
     HistGradientBoostingRegressor,
     RandomForestClassifier,
@@ -254,9 +279,21 @@ CASES = [  # (name, data set, model, alpha, held_out: not used to choose the def
     ("synth4-mlp-.05", "synth4", "mlp", 0.05, True),
     ("friedman-abserr-.25", "friedman", "abserr", 0.25, True),
     ("diamonds-abserr-.15", "diamonds", "abserr", 0.15, True),
+    # held-out cases 36-45 (issue 25, fourth round): new data and models, added after cases
+    # 1-35 had been used to pick the round's candidates and before any candidate ran on them
+    ("moons-knn5-.05", "moons", "knn5", 0.05, True),
+    ("hastie-hgb-.05", "hastie", "hgb", 0.05, True),
+    ("letter-et-.02", "letter", "et", 0.02, True),
+    ("digits-et-.01", "digits", "et", 0.01, True),
+    ("circles-svc-.05", "circles", "svc", 0.05, True),
+    ("synth3-lr-.1", "synth3", "lr", 0.1, True),
+    ("hastie-ada-.1", "hastie", "ada", 0.1, True),
+    ("breast-knn5-.05", "breast", "knn5", 0.05, True),
+    ("moons-mlp-.02", "moons", "mlp", 0.02, True),
+    ("synth3-gnb-.05", "synth3", "gnb", 0.05, True),
 ]
-HELD_OUT = ("held-out cases (each added as a check after a choice of the default; cases 13-25 "
-            "were seen when the current default was chosen, 26-35 were not)")
+HELD_OUT = ("held-out cases (each added as a check after a choice of the default; cases 13-35 "
+            "were seen when the current default was chosen, 36-45 were not)")
 
 MAPIE_FWER = ("bonferroni", "bonferroni_holm", "fixed_sequence", "split_fixed_sequence")
 GROUP_DATA = ("digits", "letter")
@@ -294,6 +331,16 @@ def _halves(name, seed):
     elif name == "imbalanced2":
         X, y = make_classification(n_samples=20_000, n_features=12, n_informative=5,
                                    weights=[0.95], class_sep=1.0, flip_y=0.01,
+                                   random_state=seed)
+    elif name == "moons":
+        X, y = make_moons(n_samples=8_000, noise=0.35, random_state=seed)
+    elif name == "circles":
+        X, y = make_circles(n_samples=8_000, noise=0.15, factor=0.5, random_state=seed)
+    elif name == "hastie":
+        X, y = make_hastie_10_2(n_samples=12_000, random_state=seed)
+    elif name == "synth3":
+        X, y = make_classification(n_samples=10_000, n_features=15, n_informative=6,
+                                   n_classes=3, class_sep=0.8, flip_y=0.02,
                                    random_state=seed)
     elif name == "noisy":
         X, y = make_classification(n_samples=12_000, n_features=10, n_informative=6,
@@ -333,6 +380,20 @@ def _naive_bayes(X_fit, y_fit, seed):
 
 def _neighbors(X_fit, y_fit, seed):
     return KNeighborsClassifier(n_neighbors=15).fit(X_fit, y_fit)
+
+
+def _neighbors_5(X_fit, y_fit, seed):
+    """Five neighbours: scores in steps of 0.2, large tie blocks."""
+    return make_pipeline(StandardScaler(), KNeighborsClassifier(n_neighbors=5)).fit(X_fit, y_fit)
+
+
+def _extra_trees(X_fit, y_fit, seed):
+    return ExtraTreesClassifier(n_estimators=200, random_state=seed, n_jobs=2).fit(X_fit, y_fit)
+
+
+def _adaboost(X_fit, y_fit, seed):
+    """AdaBoost on stumps: probabilities squeezed towards 1/2."""
+    return AdaBoostClassifier(n_estimators=200, random_state=seed).fit(X_fit, y_fit)
 
 
 def _mlp(X_fit, y_fit, seed):
@@ -378,7 +439,8 @@ def _sigmoid_boosting(X_fit, y_fit, seed):
 
 FITTERS = {"lr": _logistic, "hgb": _calibrated_boosting, "gnb": _naive_bayes,
            "knn": _neighbors, "mlp": _mlp, "rf200": _forest_200, "svc": _svc, "tree": _tree,
-           "hgbsig": _sigmoid_boosting}
+           "hgbsig": _sigmoid_boosting, "knn5": _neighbors_5, "et": _extra_trees,
+           "ada": _adaboost}
 
 
 @dataclass
