@@ -14,8 +14,8 @@ predicted class (the argmax of ``predict_proba``).
 Tuned cases (``held_out=False`` in ``CASES``): the default's weights were chosen on cases 1-7,
 then re-tuned on all of cases 1-12 (8-12 had been added as held-out checks; they are no longer
 held out); the third round (``selective_pac_start.py``) chose the current weights on cases 1-25,
-and the fourth round picked its candidates on cases 1-35, so of the cases marked held out below
-only 36-45 are unseen by them:
+the fourth round picked its candidates on cases 1-35 and the fifth its candidate on cases 1-45,
+so of the cases marked held out below only 46-55 are unseen by it:
 
 1. ``digits-lr-.02``: digits, standardized logistic regression, alpha .02;
 2. ``digits-lr-.01``: the same model, alpha .01;
@@ -131,6 +131,23 @@ Held-out cases 36-45 (fourth round, issue 25): the round's candidates were picke
 44. ``moons-mlp-.02``: the data of case 36, the MLP of case 10, alpha .02;
 45. ``synth3-gnb-.05``: the data of case 41, Gaussian naive Bayes, alpha .05.
 
+Held-out cases 46-55 (fifth round, issue 25): the round's candidate was picked on cases 1-45 (all
+seen); these ten, on new data and models, were added before it ran on them:
+
+46. ``letter-qda-.05``: letter, quadratic discriminant analysis (``reg_param=0.01``), alpha .05;
+47. ``digits-lda-.02``: digits, linear discriminant analysis, alpha .02;
+48. ``blobs-sgd-.05``: ``make_blobs(n_samples=9000, centers=4, n_features=6,
+    cluster_std=3.0)``, standardized logistic loss by SGD, alpha .05;
+49. ``quantiles-gb-.05``: ``make_gaussian_quantiles(n_samples=10000, n_features=4,
+    n_classes=3)``, gradient boosting (100), alpha .05;
+50. ``letter-bag-.01``: letter, bagged trees (100; scores in steps of .01), alpha .01;
+51. ``breast-lda-.02``: the small data of case 18, linear discriminant analysis, alpha .02;
+52. ``moons-rf-.05``: the data of case 36, random forest (200), alpha .05;
+53. ``quantiles-knn-.1``: the data of case 49, 15 nearest neighbours, alpha .1;
+54. ``synth5-lr-.01``: ``make_classification(n_samples=12000, n_features=20, n_informative=10,
+    class_sep=2.5, flip_y=0.01)``, logistic regression, alpha .01;
+55. ``blobs-lr-.02``: the data of case 48, logistic regression, alpha .02.
+
 Methods (per case, same splits):
 
 * ``ours default``: ``concentration_threshold(loss, score, alpha, target="sdr", delta=.1)``,
@@ -180,7 +197,7 @@ class). Skipped, saying so, while ``ConcentrationSDR`` has no ``groups`` paramet
 
 Usage::
 
-    python benchmarks/selective_pac.py                 # all 45 cases, 100 splits
+    python benchmarks/selective_pac.py                 # all 55 cases, 100 splits
     python benchmarks/selective_pac.py --quick         # cases 1-12, 10 splits, smoke test
     python benchmarks/selective_pac.py --cases 1,digits-rf-.02 --splits 200
     python benchmarks/selective_pac.py --cases 18,19,20,21,22 --no-groups  # held out only
@@ -197,22 +214,30 @@ from sklearn.compose import make_column_transformer
 from sklearn.datasets import (
     load_breast_cancer,
     load_digits,
+    make_blobs,
     make_circles,
     make_classification,
     make_friedman1,
+    make_gaussian_quantiles,
     make_hastie_10_2,
     make_moons,
 )
+from sklearn.discriminant_analysis import (
+    LinearDiscriminantAnalysis,
+    QuadraticDiscriminantAnalysis,
+)
 from sklearn.ensemble import (
     AdaBoostClassifier,
+    BaggingClassifier,
     ExtraTreesClassifier,
+    GradientBoostingClassifier,
     HistGradientBoostingClassifier,
     HistGradientBoostingRegressor,
     RandomForestClassifier,
 )
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.frozen import FrozenEstimator
-from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.linear_model import LogisticRegression, Ridge, SGDClassifier
 from sklearn.model_selection import cross_val_predict, train_test_split
 from sklearn.naive_bayes import GaussianNB
 from sklearn.neighbors import KNeighborsClassifier
@@ -291,9 +316,21 @@ CASES = [  # (name, data set, model, alpha, held_out: not used to choose the def
     ("breast-knn5-.05", "breast", "knn5", 0.05, True),
     ("moons-mlp-.02", "moons", "mlp", 0.02, True),
     ("synth3-gnb-.05", "synth3", "gnb", 0.05, True),
+    # held-out cases 46-55 (issue 25, fifth round): new data and models, added after cases
+    # 1-45 had been used to pick the round's candidate and before it ran on them
+    ("letter-qda-.05", "letter", "qda", 0.05, True),
+    ("digits-lda-.02", "digits", "lda", 0.02, True),
+    ("blobs-sgd-.05", "blobs", "sgd", 0.05, True),
+    ("quantiles-gb-.05", "quantiles", "gb", 0.05, True),
+    ("letter-bag-.01", "letter", "bag", 0.01, True),
+    ("breast-lda-.02", "breast", "lda", 0.02, True),
+    ("moons-rf-.05", "moons", "rf200", 0.05, True),
+    ("quantiles-knn-.1", "quantiles", "knn", 0.1, True),
+    ("synth5-lr-.01", "synth5", "lr", 0.01, True),
+    ("blobs-lr-.02", "blobs", "lr", 0.02, True),
 ]
-HELD_OUT = ("held-out cases (each added as a check after a choice of the default; cases 13-35 "
-            "were seen when the current default was chosen, 36-45 were not)")
+HELD_OUT = ("held-out cases (each added as a check after a choice of the default; cases 13-45 "
+            "were seen when the current default was chosen, 46-55 were not)")
 
 MAPIE_FWER = ("bonferroni", "bonferroni_holm", "fixed_sequence", "split_fixed_sequence")
 GROUP_DATA = ("digits", "letter")
@@ -342,6 +379,15 @@ def _halves(name, seed):
         X, y = make_classification(n_samples=10_000, n_features=15, n_informative=6,
                                    n_classes=3, class_sep=0.8, flip_y=0.02,
                                    random_state=seed)
+    elif name == "blobs":
+        X, y = make_blobs(n_samples=9_000, centers=4, n_features=6, cluster_std=3.0,
+                          random_state=seed)
+    elif name == "quantiles":
+        X, y = make_gaussian_quantiles(n_samples=10_000, n_features=4, n_classes=3,
+                                       random_state=seed)
+    elif name == "synth5":
+        X, y = make_classification(n_samples=12_000, n_features=20, n_informative=10,
+                                   class_sep=2.5, flip_y=0.01, random_state=seed)
     elif name == "noisy":
         X, y = make_classification(n_samples=12_000, n_features=10, n_informative=6,
                                    class_sep=2.0, flip_y=0.12, random_state=seed)
@@ -389,6 +435,29 @@ def _neighbors_5(X_fit, y_fit, seed):
 
 def _extra_trees(X_fit, y_fit, seed):
     return ExtraTreesClassifier(n_estimators=200, random_state=seed, n_jobs=2).fit(X_fit, y_fit)
+
+
+def _qda(X_fit, y_fit, seed):
+    return QuadraticDiscriminantAnalysis(reg_param=0.01).fit(X_fit, y_fit)
+
+
+def _lda(X_fit, y_fit, seed):
+    return LinearDiscriminantAnalysis().fit(X_fit, y_fit)
+
+
+def _sgd(X_fit, y_fit, seed):
+    """Logistic loss by stochastic gradient descent (a less converged linear model)."""
+    return make_pipeline(StandardScaler(), SGDClassifier(loss="log_loss", random_state=seed)
+                         ).fit(X_fit, y_fit)
+
+
+def _gradient_boosting(X_fit, y_fit, seed):
+    return GradientBoostingClassifier(n_estimators=100, random_state=seed).fit(X_fit, y_fit)
+
+
+def _bagging(X_fit, y_fit, seed):
+    """Bagged decision trees (100): scores in steps of .01."""
+    return BaggingClassifier(n_estimators=100, random_state=seed, n_jobs=2).fit(X_fit, y_fit)
 
 
 def _adaboost(X_fit, y_fit, seed):
@@ -440,7 +509,8 @@ def _sigmoid_boosting(X_fit, y_fit, seed):
 FITTERS = {"lr": _logistic, "hgb": _calibrated_boosting, "gnb": _naive_bayes,
            "knn": _neighbors, "mlp": _mlp, "rf200": _forest_200, "svc": _svc, "tree": _tree,
            "hgbsig": _sigmoid_boosting, "knn5": _neighbors_5, "et": _extra_trees,
-           "ada": _adaboost}
+           "ada": _adaboost, "qda": _qda, "lda": _lda, "sgd": _sgd, "gb": _gradient_boosting,
+           "bag": _bagging}
 
 
 @dataclass
