@@ -1,34 +1,39 @@
-"""Where the SDR default puts its level: the candidates of issue 25's third round, side by side.
+"""Where the SDR default puts its level: the candidates of issue 25's third to fifth rounds.
 
 The default of ``concentration_threshold(target="sdr")`` is Wiens' fallback over the calibration
 scores with weights fixed on the scores' *ranks* (see its docstring). Which ranks get the
 weight decides which models it serves: all of ``delta`` on the first rankable threshold is
 fixed-sequence testing (best when only the safest few percent can be deployed), ``delta / K``
 on each of ``K`` thresholds is Bonferroni (best when the safest scores hold the errors). This
-script measures the candidates that were compared before the current default was chosen, on
-the cases of ``selective_pac.py`` (same models, splits and MAPIE controllers; ``--cases``), each
-as the fallback over the score grid with these rank weights (the grid opens at the first rank
-whose cumulative weight could reject with no error; a threshold carries the weights of the ranks
-it adds):
+script measures the candidates on the cases of ``selective_pac.py`` (same models, splits and
+MAPIE controllers; ``--cases``), each as the fallback over the score grid with these rank
+weights (the grid opens at the first rank whose cumulative weight could reject with no error;
+a threshold carries the weights of the ranks it adds):
 
-* ``previous``: 0.7 on the first rank that can reject at 0.7 delta, not below rank n / 5; 0.3 on
-  the ranks round(k n / 100) with weights 0.95**j (the default before the third round);
-* ``default``: the package's default in this checkout (0.7 on that rank, not below n / 20; 0.3
-  spread equally over the ranks round(k n / 50)); the script checks that its own weights
-  reproduce it (``rank weights`` below) on every split;
-* ``two starts``: 0.5 on the first rank that can reject at 0.5 delta, not below n / 20, 0.2 on
-  the first that can at 0.2 delta, not below n / 5, 0.3 equally on round(k n / 50) (the
-  candidate the pre-registered rule chose: it lost held-out case 32 by .31);
-* ``share .5``: as the default with 0.5 instead of 0.7.
+* ``third round``: the default of the third round: 0.7 on the first rank that can reject at
+  0.7 delta, not below n / 20; 0.3 spread equally over the ranks round(k n / 50); threshold at
+  the last certified calibration score;
+* ``fourth round``: 0.7 on the first *threshold* (last rank of a tie block) not below n / 20
+  whose deployed count could reject at delta (0.7 + the coarse weight up to it), so a tie
+  block just short of the third round's rank still gets the share; the coarse 0.3 as before;
+  the threshold reported at the right end of the last certified interval (just below the next
+  calibration score, +inf after the largest: the same calibration points, so the same
+  p-value);
+* ``two starts``: as the fourth round with 0.6 at n / 20, 0.15 on the first such threshold not
+  below n / 5 and 0.25 on the coarse ranks (the fourth round's other candidate);
+* ``default``: the package's default in this checkout (fifth round): the fourth round's rule
+  with the start also not below the rows scored <= 0.01 when every score lies in [0, 1] (the
+  model's >= 99%-confident predictions, MAPIE's first threshold). The script checks that its
+  own weights (``default (rank weights)``) reproduce the package default on every split.
 
 MAPIE: the best mean of Bonferroni, Holm and fixed sequence (split fixed sequence is left out
 here for time; ``selective_pac.py`` runs it). Printed per case: mean share of test points
 deployed over the splits, the paired difference to MAPIE's best and its standard error.
 Every row has the same PAC guarantee (the weights are fixed before the labels are seen).
 
-    python benchmarks/selective_pac_start.py                    # cases 1-35, 100 splits
-    python benchmarks/selective_pac_start.py --cases 11,16,24,32
-    python benchmarks/selective_pac_start.py --quick            # cases 11 and 24, 10 splits
+    python benchmarks/selective_pac_start.py                    # cases 1-55, 100 splits
+    python benchmarks/selective_pac_start.py --cases 11,32,36
+    python benchmarks/selective_pac_start.py --quick            # cases 11 and 32, 10 splits
 """
 
 import argparse
@@ -45,30 +50,40 @@ from sklearn_riskcontrol.evalues.testing import fallback
 from sklearn_riskcontrol.selective import concentration_threshold
 
 MAPIE_FWER = ("bonferroni", "bonferroni_holm", "fixed_sequence")
-FIRST_HELD_OUT = 26  # cases 26-35 were added before any candidate ran on them
+FIRST_HELD_OUT = 46  # cases 46-55 were added before the fifth round's candidate ran on them
 
 
-def rank_weights(n, alpha, starts, coarse, decay=1.0):
-    """Weights on the ranks 1..n: ``share`` on the first rank that can reject at ``share *
-    delta`` with no error, not below ``round(floor * n)``, per ``(share, floor)`` in ``starts``;
-    the rest on the ranks ``round(k n / coarse)`` with weights ``decay**j``."""
+def rank_weights(s, alpha, starts, coarse, blocks, confident=None):
+    """Weights on the ranks 1..n of the sorted scores ``s``: ``1 - sum(shares)`` equally on the
+    ranks ``round(k n / coarse)``; per ``(share, floor)`` in ``starts`` the share on the first
+    rank not below ``round(floor * n)`` that could reject with no error at ``share * delta``,
+    or with ``blocks`` on the first last-rank-of-a-tie-block that could at ``delta (share +
+    the coarse weight up to it)``; with ``confident`` and scores in [0, 1], not below the rows
+    scored ``<= confident``."""
+    n = s.size
     w = np.zeros(n)
     zero = binomial_pvalues(np.zeros(n), np.arange(1, n + 1), alpha)
-    for share, floor in starts:
-        can = zero <= share * DELTA
-        if can.any():
-            w[max(int(np.argmax(can)), round(floor * n) - 1)] += share
     ranks = np.unique(np.round(np.arange(1, coarse + 1) * n / coarse)).astype(np.int64)
     ranks = ranks[ranks >= 1]
-    tail = decay ** np.arange(ranks.size)
-    w[ranks - 1] += (1.0 - sum(s for s, _ in starts)) * tail / tail.sum()
+    w[ranks - 1] = (1.0 - sum(share for share, _ in starts)) / ranks.size
+    ends = np.r_[np.flatnonzero(s[1:] != s[:-1]), n - 1] if blocks else np.arange(n)
+    level = DELTA * np.cumsum(w)[ends] if blocks else 0.0
+    low = 0
+    if confident is not None and s[0] >= 0 and s[-1] <= 1:
+        low = int(np.searchsorted(s, confident, side="right"))
+    for share, floor in starts:
+        can = (zero[ends] <= DELTA * share + level) & (ends + 1 >= max(round(floor * n), low))
+        w[ends[np.argmax(can)] if can.any() else n - 1] += share
     return w / w.sum()
 
 
-def fallback_threshold(L, S, alpha, w):
-    """The fallback over the score grid with rank weights ``w`` (binomial p-values)."""
+def fallback_threshold(L, S, alpha, starts, coarse, fourth, confident=None):
+    """The fallback over the score grid with the rank weights above (binomial p-values); with
+    ``fourth``, block-aware starts and the threshold at the right end of the certified
+    interval."""
     order = np.argsort(S, kind="stable")
     s, cum_loss = S[order], np.cumsum(L[order])
+    w = rank_weights(s, alpha, starts, coarse, fourth, confident)
     ends = np.r_[np.flatnonzero(s[1:] != s[:-1]), s.size - 1]  # last rank of each tie block
     cum_w = np.cumsum(w)[ends]
     opens = binomial_pvalues(np.zeros(ends.size), ends + 1, alpha) <= DELTA * cum_w
@@ -77,22 +92,27 @@ def fallback_threshold(L, S, alpha, w):
     ends, cum_w = ends[opens], cum_w[opens]  # the weight below the first point moves up to it
     rejected = fallback(binomial_pvalues(cum_loss[ends], ends + 1, alpha), DELTA,
                         np.diff(np.r_[0.0, cum_w]))
-    return s[ends[rejected]].max() if rejected.any() else -np.inf
+    if not rejected.any():
+        return -np.inf
+    last = np.flatnonzero(rejected)[-1]
+    if not fourth:
+        return s[ends[last]]
+    return np.nextafter(s[ends[last] + 1], -np.inf) if last + 1 < ends.size else np.inf
 
 
-CANDIDATES = {
-    "previous": ([(0.7, 0.2)], 100, 0.95),
-    "default (rank weights)": ([(0.7, 0.05)], 50, 1.0),
-    "two starts": ([(0.5, 0.05), (0.2, 0.2)], 50, 1.0),
-    "share .5": ([(0.5, 0.05)], 50, 1.0),
+CANDIDATES = {  # (starts, coarse ranks, blocks and right end, confident rows' score)
+    "third round": ([(0.7, 0.05)], 50, False, None),
+    "fourth round": ([(0.7, 0.05)], 50, True, None),
+    "two starts": ([(0.6, 0.05), (0.15, 0.2)], 50, True, None),
+    "default (rank weights)": ([(0.7, 0.05)], 50, True, 0.01),
 }
 
 
-def _candidate(starts, coarse, decay):
+def _candidate(starts, coarse, fourth, confident):
     def run(p, cal, test, alpha):
         L, S = p.loss[cal], p.score[cal]
-        t = fallback_threshold(L, S, alpha, rank_weights(L.size, alpha, starts, coarse, decay))
-        return p.score[test] <= t
+        return p.score[test] <= fallback_threshold(L, S, alpha, starts, coarse, fourth,
+                                                   confident)
     return run
 
 
@@ -105,9 +125,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cases", default="all")
     parser.add_argument("--splits", type=int, default=100)
-    parser.add_argument("--quick", action="store_true", help="cases 11 and 24, 10 splits")
+    parser.add_argument("--quick", action="store_true", help="cases 11 and 32, 10 splits")
     args = parser.parse_args(argv)
-    cases, splits_count = (("11,24", 10) if args.quick else (args.cases, args.splits))
+    cases, splits_count = (("11,32", 10) if args.quick else (args.cases, args.splits))
     risk_control = optional("mapie.risk_control", "compare", "the MAPIE rows are left out")
     warnings.simplefilter("ignore", RiskControlWarning)
     data = _Data(0)
@@ -135,7 +155,7 @@ def main(argv=None):
         mapie = {m: r[0] for m, r in res.items() if m.startswith("MAPIE")}
         best = max(mapie, key=lambda m: mapie[m].mean()) if mapie else None
         cells = []
-        for name_ in ["default", "previous", "two starts", "share .5"]:
+        for name_ in ["default", "third round", "fourth round", "two starts"]:
             dep = res[name_][0]
             if best is None:
                 cells.append(f"{name_} {dep.mean():.3f}")
@@ -144,7 +164,7 @@ def main(argv=None):
             se = diff.std(ddof=1) / np.sqrt(diff.size)
             cells.append(f"{name_} {dep.mean():.3f} ({diff.mean():+.3f} +- {se:.3f})")
         tail = f" | MAPIE {best[6:]} {mapie[best].mean():.3f}" if best else " | no MAPIE"
-        mark = " (held out in round 3)" if held_out else ""
+        mark = " (held out in round 5)" if held_out else ""
         print(f"- {label}{mark}: " + "; ".join(cells) + tail, flush=True)
     print(f"({time.perf_counter() - t0:.0f} s)")
 

@@ -58,22 +58,24 @@ _LABELS_SHARE = 0.9
 _PROCEDURES = ("auto", "union", "fixed_sequence", "fallback")
 # procedure="auto" for the p-value bounds: fixed-sequence testing for MDR (monotone risk, every
 # threshold); for SDR the fallback procedure, on the calibration scores for the bounds below
-# (_score_grid, _MAIN_SHARE), chosen by measurement (benchmarks/selective_pac.py, issue 25).
+# (_score_grid, _STARTS), chosen by measurement (benchmarks/selective_pac.py, issue 25).
 _DEFAULT_PROCEDURE = {"mdr": "fixed_sequence", "sdr": "fallback"}
 # p-values that are functions of (n_t, sum of the losses below t), valid for independent losses
 # with the required *average* mean: the SDR default grid may be read off the scores (see
 # concentration_threshold for when that is exact).
 _SCORE_GRID_BOUNDS = tuple(PVALUES_OF_SUMS)
-# Fallback on the score grid, weights fixed on ranks (_rank_weights): 0.7 on one rank, the first
-# that can reject at 0.7 delta but not below n / 20 (an error among a confident model's very
-# safest points then does not cost that share), and 0.3 spread equally over the ranks k n / 50
-# (where a run of rejections opens when the safest scores hold the errors, e.g. a confident
-# model on imbalanced data). Chosen by measurement (benchmarks/selective_pac.py, issue 25, third
-# round: RESULTS.md) against the start not below n / 5 with weights 0.95**j on k n / 100 (the
-# previous default, which lost .46 of deployment to Bonferroni where the safest scores held the
-# errors), two starts, shares .5-.7 and 20-100 coarse ranks.
-_MAIN_SHARE = 0.7
-_MAIN_RANK = 0.05
+# Fallback on the score grid, weights fixed on ranks (_rank_weights): each start (share, floor)
+# puts its share on the first threshold (the last rank of a tie block) not below rank floor * n
+# whose deployed points could reject with no error at delta * (share + the coarse weight up to
+# it), and, for scores in [0, 1], not below the rows scored <= _CONFIDENT (the predictions the
+# model gives >= 99% confidence, MAPIE's first threshold): a run of rejections opened among a
+# few of the safest rows breaks at the first error (label noise), one opened on the confident
+# rows as a block does not. The rest is spread equally over the ranks round(k n / 50) (where a
+# run opens when the safest scores hold the errors, e.g. a confident model on imbalanced data).
+# Chosen by measurement in five rounds, each checked on cases added before its candidates ran
+# (benchmarks/selective_pac.py and selective_pac_start.py, issue 25: RESULTS.md).
+_STARTS = ((0.7, 0.05),)
+_CONFIDENT = 0.01
 _COARSE_RANKS = 50
 # Fallback weights w_k proportional to _FALLBACK_DECAY**k along the ascending grid (fixed in
 # advance): more level on the safer thresholds, where the search starts, without betting it all
@@ -146,12 +148,15 @@ def _check_option(value, name, allowed):
     return value.lower()
 
 
-def _rank_weights(n, alpha, delta, bound, procedure):
+def _rank_weights(S, alpha, delta, bound, procedure):
     """Fallback weights of the score grid on the ranks ``1..n`` (the ``k``-th smallest score),
-    fixed by ``(n, alpha, delta, bound)`` alone: ``(m, cum)``, ``cum[k - 1] = w_1 + ... + w_k``
-    (normalised) and ``m`` the first rank at which ``delta * cum`` could reject with no error,
-    where the grid starts (see ``_MAIN_SHARE``). Fixed-sequence testing is the fallback with
-    all the weight on the first rank that can reject at ``delta``."""
+    fixed by the calibration scores ``S`` (never the labels), ``alpha``, ``delta`` and ``bound``:
+    ``(m, cum)``, ``cum[k - 1] = w_1 + ... + w_k`` (normalised) and ``m`` the first rank at
+    which ``delta * cum`` could reject with no error, where the grid starts (see ``_STARTS``).
+    Fixed-sequence testing is the fallback with all the weight on the first rank that can
+    reject at ``delta``."""
+    s = np.sort(S)
+    n = s.shape[0]
     zero = PVALUES_OF_SUMS[bound](np.zeros(n), np.arange(1, n + 1), alpha)
     w = np.zeros(n)
     if procedure == "fixed_sequence":
@@ -159,12 +164,19 @@ def _rank_weights(n, alpha, delta, bound, procedure):
         if can.any():
             w[np.argmax(can)] = 1.0
     else:
-        can = zero <= delta * _MAIN_SHARE
-        if can.any():
-            w[max(int(np.argmax(can)), round(_MAIN_RANK * n) - 1)] = _MAIN_SHARE
         ranks = np.unique(np.round(np.arange(1, _COARSE_RANKS + 1) * n / _COARSE_RANKS))
         ranks = ranks[ranks >= 1].astype(np.int64)  # n < 25: round(n / 50) is rank 0
-        w[ranks - 1] += (1.0 - _MAIN_SHARE) / ranks.size
+        w[ranks - 1] = (1.0 - sum(share for share, _ in _STARTS)) / ranks.size
+        # a start sits on the last rank of a tie block: its threshold deploys the whole block
+        ends = np.r_[np.flatnonzero(s[1:] != s[:-1]), n - 1]
+        coarse = np.cumsum(w)[ends]
+        # scores in [0, 1] read as probabilities of error: not below the model's confident rows
+        confident = (int(np.searchsorted(s, _CONFIDENT, side="right"))
+                     if s[0] >= 0.0 and s[-1] <= 1.0 else 0)
+        for share, floor in _STARTS:
+            lowest = max(round(floor * n), confident)
+            can = (zero[ends] <= delta * (share + coarse)) & (ends + 1 >= lowest)
+            w[ends[np.argmax(can)] if can.any() else n - 1] += share
     cum = np.cumsum(w)
     if not cum[-1]:
         return n + 1, cum
@@ -342,39 +354,37 @@ def concentration_threshold(
     calibration scores from the ``m``-th smallest on, ``m`` the fewest losses whose p-value
     can reach the first threshold's level when all are 0 (below it no threshold can be
     rejected, and such a first hypothesis would end fixed-sequence testing at once), tested in
-    increasing order. The fallback weights are fixed on the *ranks* of the scores, from ``n``,
-    ``alpha``, ``delta`` and ``bound`` alone: 0.7 on the first rank that could reject at
-    ``0.7 delta`` with no error, but not below rank ``n / 20`` (so that an error among a
-    confident model's very safest points, e.g. label noise, does not cost that share), and 0.3
-    spread equally over the ranks ``round(k n / 50)``, ``k = 1..50`` (where a run of rejections
-    opens when the safest scores hold the errors, e.g. a confident model on imbalanced data);
-    the grid opens at the first rank where the weight of the ranks up to it could reject with
+    increasing order. The fallback weights are fixed on the *ranks* of the scores, from the
+    calibration scores (never the labels), ``alpha``, ``delta`` and ``bound``: 0.3 spread
+    equally over the ranks ``round(k n / 50)``, ``k = 1..50`` (where a run of rejections opens
+    when the safest scores hold the errors, e.g. a confident model on imbalanced data), and 0.7
+    on the first threshold (the last rank of a tie block) whose deployed points could reject
+    with no error at ``delta`` (0.7 + the coarse weight up to it), but not below rank ``n / 20``
+    and, when every score lies in [0, 1] (read as a probability of error), not below the rows
+    scored ``<= 0.01``: the predictions the model gives at least 99% confidence, MAPIE's first
+    threshold. A run opened on a few of the safest rows breaks at the first error among them
+    (label noise) and loses that share; opened on the confident rows as one block it does not.
+    The grid opens at the first rank where the weight of the ranks up to it could reject with
     no error, and a threshold gets the weights of the ranks it adds (several when scores tie).
-    Chosen by measurement (``benchmarks/selective_pac.py`` and
-    ``benchmarks/selective_pac_start.py``, issue 25; see ``benchmarks/RESULTS.md``) in three
-    rounds, each checked on cases added after the previous choice. The third round compared
-    this rule with the previous default (the share not below ``n / 5``, the rest on
-    ``round(k n / 100)`` with weights ``0.95**j``: .293 deployed against .750 for MAPIE's Holm
-    on a logistic regression of 97/3 imbalanced data at alpha .02, now .789 (MAPIE's split fixed
-    sequence: .824, paired difference -.035 +- .044); .009 against .045
-    for MAPIE's fixed sequence on a risk score whose safest ~5% alone is deployable, now .056),
-    two starts, shares .5-.7 and 20-100 coarse ranks, on 25 cases; ten more were added before
-    any candidate ran on them. On all 35 the default deployed at least as much as the best of
-    MAPIE 1.6's controllers within two standard errors of the paired difference, except a
-    label-noise simulation (.846 against .850) and a 15-nearest-neighbours classifier at alpha
-    .01 with 449 calibration points (.663 against .688, held out; the previous default: the
-    same), and by less than .0005 two cases where every threshold is certified (the default
-    deploys the test points up to the largest calibration score, MAPIE every test point). The
-    first two go to MAPIE's fixed sequence, all of ``delta`` on its first threshold, which
-    wins when deployment is decided at the edge of what ``n`` and ``alpha`` allow; Bonferroni
-    and Holm win when the safest scores hold the errors; a weight moved toward one kind of case
-    was measured to lose the other (the candidate with two starts: -.306 on the k-NN case).
-    The earlier start costs where the score orders the risk smoothly and ``n`` is small: with
-    ``L ~ Bernoulli(S)``, ``S ~ U(0, 1)``, 500 points and alpha .2 (``selective_pac_ppi.py``)
-    the previous default deployed .286 and this one .243: in 300 simulated draws both runs of
-    rejections broke before the crossing (rank 200), the one opened at rank 25 earlier (median
-    first non-rejection at rank 136, against 146 from rank 100), and after the break the coarse
-    weights left are spread more thinly than the previous ``0.95**j``.
+    The threshold reported is the largest that deploys the same calibration points as the last
+    certified grid point: just below the next calibration score, or ``+inf`` when the largest
+    is certified (every ``t`` in between has the same p-value and, given the scores, the same
+    hypothesis). Chosen by measurement (``benchmarks/selective_pac.py`` and
+    ``benchmarks/selective_pac_start.py``, issue 25; see ``benchmarks/RESULTS.md``) in five
+    rounds, each checked on ten cases added before its candidates ran on them. On all 55
+    models x data sets measured, the default deployed at least as much as the best of MAPIE
+    1.6's Bonferroni, Holm, fixed-sequence and split fixed-sequence controllers within two
+    standard errors of the paired difference (100 splits; e.g. a label-noise simulation .852
+    against .850, which the start at ``n / 20`` alone lost at .846; an MLP on two moons at
+    alpha .02 .388 against .384, where it lost at .293); the scope is those 55 cases, and
+    MAPIE's fixed sequence, all of ``delta`` on its first threshold, stays ahead on single
+    splits decided at the edge of what ``n`` and ``alpha`` allow. The start at ``n / 20``
+    costs where the score orders the risk smoothly and ``n`` is small: with ``L ~
+    Bernoulli(S)``, ``S ~ U(0, 1)``, 500 points and alpha .2 (``selective_pac_ppi.py``) the
+    start at ``n / 5`` of the second round deployed .286 and this one .23-.24 (50 and 8 splits;
+    the confident-rows floor and the right end change it by .001): the run of
+    rejections opened at rank 25 breaks earlier (median first non-rejection at rank 136,
+    against 146 from rank 100), and after the break only the coarse weights are left.
 
     **When a grid read off the scores keeps the SDR guarantee.** The grid, its order and the
     weights depend on the calibration *scores* (and on ``n``, ``alpha``, ``delta``, ``bound``),
@@ -393,7 +403,11 @@ def concentration_threshold(
     * the fallback (scores with a continuous distribution, so no ties): given ``n_{t*}`` and
       the scores above ``t*``, the first false grid point and every later one are tested on
       losses with means at least ``alpha``, at levels that sum to at most ``delta`` because the
-      weights are fixed on ranks (the closed-testing argument of Wiens 2003).
+      weights are fixed given the scores (the closed-testing argument of Wiens 2003).
+
+    Reporting the right end of the certified interval changes neither argument: the interval
+    ``[S_(k), S_(k+1))`` that holds ``t*`` is tested on the ``n_{t*}`` points below ``t*``, so
+    an error still needs ``t*``'s own hypothesis, or a grid point above it, to be rejected.
 
     When the score does not order the risk (or for the fallback with tied scores), the
     family-wise error is exactly at most ``delta`` *given the scores* for the calibration
@@ -403,7 +417,8 @@ def concentration_threshold(
     by the sampling of the scores below ``t``; in Monte Carlo with known risk functions (one
     nondecreasing with continuous and with 25 tied scores, one whose ``SDR*`` dips below
     ``alpha`` right where the grid starts, one whose safest tenth holds the errors, one at the
-    boundary) ``P(SDR*(t_hat) > alpha)`` stayed within ``delta`` plus 3 standard errors
+    boundary; each also with a third of the scores at most 0.01, where the start then sits)
+    ``P(SDR*(t_hat) > alpha)`` stayed within ``delta`` plus 3 standard errors
     (``tests/selective/test_concentration_grid.py``).
     Where exactness matters more than robustness to early errors and the score may tie, pass
     ``procedure="fixed_sequence"``. WSR's and R-AutoEval+'s p-values bet on the losses in
@@ -551,7 +566,7 @@ def concentration_threshold(
     ('binomial', 'fixed_sequence', 0.61)
     >>> res = concentration_threshold(risks, scores, alpha=0.4, target="sdr")
     >>> res.procedure, round(res.threshold, 3)
-    ('fallback', 0.771)
+    ('fallback', 0.772)
     >>> # Prediction-powered (R-AutoEval+ p-values): 300 labels, 3000 points labeled by a
     >>> # judge that agrees with the truth 95% of the time. Same guarantee, SDR at t_hat <= 0.4
     >>> # with probability >= 0.9 over the labeled and unlabeled data.
@@ -588,7 +603,7 @@ def concentration_threshold(
     n = L.shape[0]
     rank_weights = None
     if grid is None and _uses_score_grid(target, bound, procedure):
-        start, rank_weights = _rank_weights(n, alpha, delta, bound, procedure)
+        start, rank_weights = _rank_weights(S, alpha, delta, bound, procedure)
         G = _score_grid(S, start)
     else:
         G = _check_grid(grid, target, bound, S, procedure)
@@ -742,7 +757,7 @@ def _labels_or_judge(L, S, alpha, delta, target, bound, procedure, grid, judge):
                                                    grid=grid, **part))
     labels, judged = results
     best = judged if judged.threshold > labels.threshold else labels
-    if not np.isfinite(best.threshold):
+    if best.threshold == -np.inf:
         warn(
             f"No threshold is certified: neither the labels-only {labels_bound} test at "
             f"{_LABELS_SHARE:g} delta nor R-AutoEval+ at {1 - _LABELS_SHARE:g} delta rejects "
@@ -772,7 +787,14 @@ def _ltt_threshold(L, S, G, alpha, delta, target, bound, procedure, judge=None,
                    else _score_grid_weights(n_points, rank_weights))
     rejected = select(pvals, delta, procedure, weights)
     if rejected.any():
-        threshold = float(G[np.flatnonzero(rejected)[-1]])
+        last = int(np.flatnonzero(rejected)[-1])
+        threshold = float(G[last])
+        if rank_weights is not None:
+            # On the score grid every t in [G[last], next score) deploys the same calibration
+            # points, so it has the same p-value and hypothesis given the scores: report the
+            # largest, which deploys the most test points (+inf after the largest score).
+            threshold = (float(np.nextafter(G[last + 1], -np.inf)) if last + 1 < G.shape[0]
+                         else np.inf)
     else:
         threshold = -np.inf
         best = int(np.argmin(pvals))

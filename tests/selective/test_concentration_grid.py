@@ -9,7 +9,7 @@ import pytest
 from sklearn.linear_model import LinearRegression
 
 from sklearn_riskcontrol import RiskControlWarning
-from sklearn_riskcontrol.selective import concentration_threshold
+from sklearn_riskcontrol.selective import _bounds, concentration_threshold
 from sklearn_riskcontrol.evalues.ltt import binomial_pvalues, hb_pvalues
 from sklearn_riskcontrol.evalues.testing import fallback
 
@@ -41,17 +41,17 @@ def _rates(S, risk):
     return rates[np.searchsorted(knots, S, side="right") - 1]
 
 
-def _population_sdr(t, risk):
-    """``SDR*(t) = E[L | S <= t]`` (0 where nothing is deployed)."""
+def _population_sdr(t, risk, power=1):
+    """``SDR*(t) = E[L | S**power <= t]`` (0 where nothing is deployed)."""
     knots, rates, atoms = RISKS[risk]
     t = np.asarray(t, dtype=float)
     if atoms:
         values = (np.arange(atoms) + 0.5) / atoms
-        below = values <= t[..., None]
+        below = values**power <= t[..., None]  # on the scale the method saw: no rounding
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(below.any(axis=-1), (below * _rates(values, risk)).sum(axis=-1)
                             / below.sum(axis=-1), 0.0)
-    t = np.clip(t, 0.0, 1.0)
+    t = np.clip(t, 0.0, 1.0) ** (1.0 / power)
     edges = np.r_[knots, 1.0]
     covered = np.clip(t[..., None] - edges[:-1], 0.0, np.diff(edges))  # length of each piece
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -59,8 +59,11 @@ def _population_sdr(t, risk):
 
 
 def _failure_rate(risk, alpha, n, reps, seed, certify_alpha=None, binary=True,
-                  procedure="auto", delta=DELTA):
-    """Share of calibration draws whose default threshold has population SDR* > alpha."""
+                  procedure="auto", delta=DELTA, power=1):
+    """Share of calibration draws whose default threshold has population SDR* > alpha. The
+    method sees the scores ``S**power`` (same order; with ``power=4`` a third of the rows score
+    <= 0.01, so the default's start sits on that confident block); SDR* is taken on that
+    scale."""
     atoms = RISKS[risk][2]
     rng = np.random.default_rng(seed)
     t_hat = np.empty(reps)
@@ -76,12 +79,13 @@ def _failure_rate(risk, alpha, n, reps, seed, certify_alpha=None, binary=True,
                 L = (rng.uniform(size=n) < r).astype(float)
             else:
                 L = rng.beta(4 * r + 1e-9, 4 * (1 - r), size=n)
-            res = concentration_threshold(L, S, certify_alpha or alpha, target="sdr",
+            res = concentration_threshold(L, S**power, certify_alpha or alpha, target="sdr",
                                           delta=delta, procedure=procedure)
             t_hat[i] = res.threshold
-    deployed = np.isfinite(t_hat)
-    return float(np.mean(deployed & (_population_sdr(np.where(deployed, t_hat, 0.0), risk)
-                                     > alpha))), float(np.mean(np.clip(t_hat, 0, 1)))
+    deployed = t_hat > -np.inf  # +inf: every score certified, all deployed
+    t_hat = np.where(deployed, t_hat, 0.0)
+    return float(np.mean(deployed & (_population_sdr(t_hat, risk, power) > alpha))), float(
+        np.mean(np.clip(t_hat, 0, 1) ** (1.0 / power)))
 
 
 def _slack(reps):
@@ -115,16 +119,25 @@ def test_default_grid_opens_with_a_rejectable_threshold(bound):
                                          (600, 0.1, 0.8), (450, 0.02, 0.0)])
 def test_default_weights_follow_their_definition(n, alpha, bad):
     """The default's decisions are the fallback procedure's over the score grid with the weights
-    defined on ranks: 0.7 on the first rank that can reject at 0.7 delta, but not below rank
-    n / 20, and 0.3 spread equally over the ranks round(k n / 50); the grid opens at the first
-    rank where the cumulative weight could reject with no error; a threshold carries the
-    weights of the ranks it adds (scores tie here, several ranks per threshold)."""
+    defined on ranks: 0.3 spread equally over the ranks round(k n / 50), and 0.7 on the first
+    threshold (the last rank of a tie block) not below rank n / 20, nor below the rows scored
+    <= 0.01 (scores in [0, 1]), whose deployed count could reject with no error at delta (0.7
+    + the coarse weight up to it); the grid opens at the first rank where the cumulative
+    weight could reject with no error; a threshold carries the weights of the ranks it adds
+    (scores tie here, several ranks per threshold)."""
     zero = binomial_pvalues(np.zeros(n), np.arange(1, n + 1), alpha)
-    w = np.zeros(n)
-    w[max(np.argmax(zero <= 0.7 * DELTA) + 1, round(0.05 * n)) - 1] = 0.7
+    coarse = np.zeros(n)
     for k in range(1, 51):
-        w[round(k * n / 50) - 1] += 0.3 / 50
-    m = int(np.argmax(zero <= DELTA * np.cumsum(w))) + 1
+        coarse[round(k * n / 50) - 1] += 0.3 / 50
+
+    def weights(S):
+        ends = np.flatnonzero(np.r_[np.diff(np.sort(S)) > 0, True])  # last rank of each block
+        w = coarse.copy()
+        lowest = max(round(0.05 * n), np.sum(S <= 0.01))
+        can = (zero[ends] <= DELTA * (0.7 + np.cumsum(coarse)[ends])) & (ends + 1 >= lowest)
+        w[ends[np.argmax(can)]] += 0.7
+        return w
+
     rng = np.random.default_rng(n)
     certified = 0
     for _ in range(20):
@@ -133,12 +146,45 @@ def test_default_weights_follow_their_definition(n, alpha, bad):
         # and restart, so every weight matters
         L = (rng.uniform(size=n) < alpha * (0.1 + 2 * S + bad * (S <= 0.01))).astype(float)
         res = concentration_threshold(L, S, alpha, target="sdr", delta=DELTA)
+        w = weights(S)
+        m = int(np.argmax(zero <= DELTA * np.cumsum(w))) + 1
         np.testing.assert_array_equal(res.grid, np.unique(np.sort(S)[m - 1:]))
         n_t = (S[:, None] <= res.grid).sum(axis=0)
         grid_w = np.diff(np.r_[0.0, np.cumsum(w)[n_t - 1]])
-        np.testing.assert_array_equal(res.rejected, fallback(res.pvalues, DELTA, grid_w))
+        rejected = fallback(res.pvalues, DELTA, grid_w)
+        np.testing.assert_array_equal(res.rejected, rejected)
+        if rejected.any():  # the largest threshold deploying the last certified point's set
+            last = np.flatnonzero(rejected)[-1]
+            nxt = res.grid[last + 1] if last + 1 < res.grid.size else np.inf
+            assert (res.threshold == np.inf if nxt == np.inf
+                    else np.nextafter(res.threshold, np.inf) == nxt)
+            assert (S <= res.threshold).sum() == n_t[last]
         certified += res.rejected.any()
     assert certified >= 5
+
+
+def test_start_on_the_confident_rows_survives_label_noise(monkeypatch):
+    """Scores in [0, 1]: the default's start is not below the rows scored <= 0.01. With 40% of
+    the rows that confident and 3% label noise among them (alpha .05), a run opened at rank
+    n / 20 cannot reject (3 errors in 100 rows), so its 0.7 of delta is lost; opened on the
+    confident block it rejects and carries on. Measured against the same default without that
+    floor (monkeypatched), on the same draws."""
+    def mean_deployed(confident):
+        monkeypatch.setattr(_bounds, "_CONFIDENT", confident)
+        rng = np.random.default_rng(0)
+        shares = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RiskControlWarning)
+            for _ in range(20):
+                sure = rng.uniform(size=2000) < 0.4
+                S = np.where(sure, rng.uniform(0, 0.01, 2000), rng.uniform(0.01, 0.5, 2000))
+                L = (rng.uniform(size=2000) < 0.03 + 0.2 * S * ~sure).astype(float)
+                res = concentration_threshold(L, S, 0.05, target="sdr", delta=DELTA)
+                shares.append(np.mean(S <= res.threshold))
+        return np.mean(shares)
+
+    with_floor, without = mean_deployed(0.01), mean_deployed(-np.inf)
+    assert with_floor >= without + 0.2, (with_floor, without)
 
 
 def test_too_few_points_certify_nothing_with_a_warning():
@@ -163,13 +209,15 @@ def test_scores_outside_unit_interval_accepted():
 
 
 @pytest.mark.parametrize("risk", sorted(RISKS))
-def test_default_controls_population_sdr_in_monte_carlo(risk):
+@pytest.mark.parametrize("power", [1, 4])
+def test_default_controls_population_sdr_in_monte_carlo(risk, power):
     """(c) P(SDR*(t_hat) > alpha) <= delta + 3 s.e. with a known risk; the same check fails a
-    broken procedure (certifying 2 alpha), so it has power."""
+    broken procedure (certifying 2 alpha), so it has power. ``power=4``: a third of the scores
+    are <= 0.01, where the default's start then sits."""
     reps = 300
-    fail, _ = _failure_rate(risk, 0.05, 500, reps, seed=11)
+    fail, _ = _failure_rate(risk, 0.05, 500, reps, seed=11, power=power)
     assert fail <= DELTA + _slack(reps)
-    broken, _ = _failure_rate(risk, 0.05, 500, reps, seed=11, certify_alpha=0.1)
+    broken, _ = _failure_rate(risk, 0.05, 500, reps, seed=11, certify_alpha=0.1, power=power)
     assert broken > DELTA + _slack(reps)
 
 
@@ -201,8 +249,10 @@ def test_default_deploys_where_the_safest_scores_hold_the_errors():
 @pytest.mark.parametrize("alpha,n", [(0.02, 500), (0.05, 500), (0.05, 3000), (0.1, 200)])
 @pytest.mark.parametrize("binary", [True, False])
 @pytest.mark.parametrize("procedure", ["auto", "fixed_sequence"])
+@pytest.mark.parametrize("power", [1, 4])
 def test_default_controls_population_sdr_in_monte_carlo_long(risk, alpha, n, binary,
-                                                             procedure):
+                                                             procedure, power):
     reps = 2000
-    fail, _ = _failure_rate(risk, alpha, n, reps, seed=12, binary=binary, procedure=procedure)
+    fail, _ = _failure_rate(risk, alpha, n, reps, seed=12, binary=binary, procedure=procedure,
+                            power=power)
     assert fail <= DELTA + _slack(reps)
