@@ -151,14 +151,14 @@ def _check_option(value, name, allowed):
     return value.lower()
 
 
-def _rank_weights(S, alpha, delta, bound, procedure):
+def _rank_weights(s, alpha, delta, bound, procedure):
     """Fallback weights of the score grid on the ranks ``1..n`` (the ``k``-th smallest score),
-    fixed by the calibration scores ``S`` (never the labels), ``alpha``, ``delta`` and ``bound``:
+    fixed by the sorted calibration scores ``s`` (never the labels), ``alpha``, ``delta`` and
+    ``bound``:
     ``(m, cum)``, ``cum[k - 1] = w_1 + ... + w_k`` (normalised) and ``m`` the first rank at
     which ``delta * cum`` could reject with no error, where the grid starts (see ``_STARTS``).
     Fixed-sequence testing is the fallback with all the weight on the first rank that can
     reject at ``delta``."""
-    s = np.sort(S)
     n = s.shape[0]
     zero = PVALUES_OF_SUMS[bound](np.zeros(n), np.arange(1, n + 1), alpha)
     w = np.zeros(n)
@@ -188,12 +188,11 @@ def _rank_weights(S, alpha, delta, bound, procedure):
     return (int(np.argmax(start)) + 1 if start.any() else n + 1), cum
 
 
-def _score_grid(S, m):
-    """SDR default grid: the distinct calibration scores from the ``m``-th smallest on. Below
-    ``S_(m)`` fewer than ``m`` points are deployed, so no ``H_t`` can be rejected there;
-    between consecutive scores the p-value does not change, so these points test every
-    threshold from ``S_(m)`` up. Read off the scores, never the labels."""
-    s = np.sort(S)
+def _score_grid(s, m):
+    """SDR default grid: the distinct sorted calibration scores ``s`` from the ``m``-th smallest
+    on. Below ``s_(m)`` fewer than ``m`` points are deployed, so no ``H_t`` can be rejected
+    there; between consecutive scores the p-value does not change, so these points test every
+    threshold from ``s_(m)`` up. Read off the scores, never the labels."""
     # none can: the largest score alone (nothing is certified, and the warning says why)
     return np.unique(s[m - 1:]) if m <= s.shape[0] else s[-1:]
 
@@ -384,13 +383,13 @@ def concentration_threshold(
     splits decided at the edge of what ``n`` and ``alpha`` allow. The confident-rows floor
     costs on overconfident models whose confident rows hold the errors (Gaussian naive Bayes
     on digits, alpha .05: .054 with the start at ``n / 20``, .007 with it; MAPIE's best 0).
-    The start at ``n / 20``
-    costs where the score orders the risk smoothly and ``n`` is small: with ``L ~
-    Bernoulli(S)``, ``S ~ U(0, 1)``, 500 points and alpha .2 (``selective_pac_ppi.py``) the
-    start at ``n / 5`` of the second round deployed .286 and this one .23-.24 (50 and 8 splits;
-    the confident-rows floor and the right end change it by .001): the run of
-    rejections opened at rank 25 breaks earlier (median first non-rejection at rank 136,
-    against 146 from rank 100), and after the break only the coarse weights are left.
+    The start at ``n / 20`` costs where the score orders the risk smoothly and ``n`` is small:
+    with ``L ~ Bernoulli(S)``, ``S ~ U(0, 1)``, 500 points and alpha .2
+    (``selective_pac_ppi.py``) the start at ``n / 5`` of the second round deployed .286 and
+    this one .23-.24 (50 and 8 splits; the confident-rows floor and the right end change it by
+    .001): the run of rejections opened at rank 25 breaks earlier (median first non-rejection
+    at rank 136, against 146 from rank 100), and after the break only the coarse weights are
+    left.
 
     **When a grid read off the scores keeps the SDR guarantee.** The grid, its order and the
     weights depend on the calibration *scores* (and on ``n``, ``alpha``, ``delta``, ``bound``),
@@ -609,8 +608,9 @@ def concentration_threshold(
     n = L.shape[0]
     rank_weights = None
     if grid is None and _uses_score_grid(target, bound, procedure):
-        start, rank_weights = _rank_weights(S, alpha, delta, bound, procedure)
-        G = _score_grid(S, start)
+        s_sorted = np.sort(S)
+        start, rank_weights = _rank_weights(s_sorted, alpha, delta, bound, procedure)
+        G = _score_grid(s_sorted, start)
     else:
         G = _check_grid(grid, target, bound, S, procedure)
     if (bound in PVALUE_BOUNDS or bound in _JUDGE_BOUNDS) and not (
