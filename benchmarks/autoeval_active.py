@@ -52,6 +52,10 @@ from sklearn_riskcontrol.autoeval import ActiveLabelingSession, rautoeval_test
 DEFAULT_DATA = SHARED_DATA / "quantization_triviaqa"
 BATCH = 10
 
+# the boundary pools of table (c), shared with tests/autoeval/test_active_labeling.py
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from _active_pools import boundary_pool  # noqa: E402
+
 
 def labels_to_certify(g, h, alpha, delta, budget, sampling, seed, batch=BATCH):
     s = ActiveLabelingSession(g, alpha=alpha, delta=delta, max_labels=budget,
@@ -145,19 +149,6 @@ def table_b(reps, data, quick):
     print(f"largest active / uniform ratio of mean labels = {worst:.2f}; target <= 1.05: "
           f"{met(worst <= 1.05)}")
     print()
-
-
-def boundary_pool(rng, where, N, alpha):
-    sure = rng.random(N) < 2 / 3
-    g = np.where(sure, rng.uniform(0, 0.01, N), rng.uniform(0.1, 0.5, N))
-    k = int(round(alpha * N))
-    cand = {"sure-and-wrong": np.flatnonzero(sure), "unsure": np.flatnonzero(~sure),
-            "anywhere": np.arange(N)}[where]
-    h = np.zeros(N)
-    h[rng.choice(cand, size=min(k, cand.size), replace=False)] = 1
-    if h.sum() < k:
-        h[rng.choice(np.flatnonzero(h == 0), k - int(h.sum()), replace=False)] = 1
-    return g, h
 
 
 def table_c(reps, seed):

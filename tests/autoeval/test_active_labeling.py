@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from _active_pools import boundary_pool
 from _monte_carlo import three_se
 
 from sklearn_riskcontrol.autoeval import ActiveLabelingSession
@@ -82,26 +83,11 @@ def test_exhausting_a_low_stratum_can_certify_and_the_session_agrees_with_the_ar
 
 
 # ---------------------------------------------------------------------------- type-I error
-def _boundary_pool(rng, where, N, alpha):
-    """Pool risk exactly alpha; a calibrated-looking judge sure on 2/3 of the rows; the errors
-    put where the judge is sure (sure and wrong), where it is unsure, or anywhere."""
-    sure = rng.random(N) < 2 / 3
-    g = np.where(sure, rng.uniform(0, 0.01, N), rng.uniform(0.1, 0.5, N))
-    k = int(round(alpha * N))
-    cand = {"sure-and-wrong": np.flatnonzero(sure), "unsure": np.flatnonzero(~sure),
-            "anywhere": np.arange(N)}[where]
-    h = np.zeros(N)
-    h[rng.choice(cand, size=min(k, cand.size), replace=False)] = 1
-    if h.sum() < k:
-        h[rng.choice(np.flatnonzero(h == 0), k - int(h.sum()), replace=False)] = 1
-    return g, h
-
-
 def _type_one(where, sampling, reps, N, alpha, delta, seed, strata=None):
     rng = np.random.default_rng(seed)
     hits = 0
     for _ in range(reps):
-        g, h = _boundary_pool(rng, where, N, alpha)
+        g, h = boundary_pool(rng, where, N, alpha)
         st = None if strata is None else strata(g, h, rng)
         s = ActiveLabelingSession(g, alpha=alpha, delta=delta, max_labels=N, strata=st,
                                   sampling=sampling, random_state=int(rng.integers(2**31)),
